@@ -1,0 +1,169 @@
+"""Sample: what the agent did (tool calls, answer) next to what a test expects of it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import SampleError
+from harness.expectation import Expectation
+from tracing.records import InvalidToolCall, ToolCall
+
+if TYPE_CHECKING:
+    from tracing.callback import ToolCallRecorder
+
+ExpectationLike = Expectation | ToolCall | Mapping[str, Any]
+
+
+def _coerce_expectations(items: Iterable[ExpectationLike] | None) -> list[Expectation]:
+    if items is None:
+        return []
+    if isinstance(items, (str, bytes, Mapping)):
+        raise SampleError(
+            f"expected_tool_calls must be a list of expectations, got {type(items).__name__}"
+        )
+    out: list[Expectation] = []
+    for position, item in enumerate(items):
+        try:
+            out.append(Expectation.coerce(item))
+        except (InvalidToolCall, ValueError, TypeError) as exc:
+            raise SampleError(f"expected_tool_calls[{position}]: {exc}") from None
+    return out
+
+
+def _coerce_calls(items: Iterable[ToolCall | Mapping[str, Any]] | None) -> list[ToolCall] | None:
+    if items is None:
+        return None
+    out: list[ToolCall] = []
+    for position, item in enumerate(items):
+        if isinstance(item, ToolCall):
+            out.append(item)
+            continue
+        try:
+            out.append(_call_from_mapping(item))
+        except InvalidToolCall as exc:
+            raise SampleError(f"tool_calls[{position}]: {exc}") from None
+    return out
+
+
+def _call_from_mapping(item: Any) -> ToolCall:
+    if not isinstance(item, Mapping):
+        raise InvalidToolCall(f"a tool call must be a ToolCall or a mapping, got {item!r}")
+    if "function" in item:
+        return ToolCall.from_openai(item)
+    return ToolCall.from_langchain(item)
+
+
+@dataclass(slots=True)
+class Sample:
+    """One scored unit: the calls the agent made, the calls a test expects, and context."""
+
+    input: Any = None
+    tool_calls: list[ToolCall] | None = None
+    expected_tool_calls: list[Expectation] = field(default_factory=list)
+    output: Any = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    trace_id: str | None = None
+
+    def __init__(
+        self,
+        input: Any = None,
+        tool_calls: Iterable[ToolCall | Mapping[str, Any]] | None = None,
+        expected_tool_calls: Iterable[ExpectationLike] | None = None,
+        output: Any = None,
+        metadata: Mapping[str, Any] | None = None,
+        trace_id: str | None = None,
+    ) -> None:
+        self.input = input
+        self.tool_calls = _coerce_calls(tool_calls)
+        self.expected_tool_calls = _coerce_expectations(expected_tool_calls)
+        self.output = output
+        self.metadata = dict(metadata or {})
+        self.trace_id = trace_id
+
+    def require_recorded(self) -> list[ToolCall]:
+        """The recorded calls, or a SampleError when nothing was recorded at all."""
+        if self.tool_calls is None:
+            raise SampleError(
+                "sample.tool_calls is None: nothing was recorded. Attach a ToolCallRecorder "
+                "(or pass tool_calls=[] if the agent really called no tool)."
+            )
+        return self.tool_calls
+
+    @classmethod
+    def from_messages(
+        cls,
+        messages: Sequence[Any],
+        expected_tool_calls: Iterable[ExpectationLike] | None = None,
+        **kwargs: Any,
+    ) -> Sample:
+        """Collect every AI message's tool calls, in message order (LangChain or OpenAI dicts)."""
+        calls: list[ToolCall] = []
+        turn = 0
+        for position, message in enumerate(messages):
+            requested = _requested_calls(message)
+            if requested is None:
+                continue
+            for call in requested:
+                try:
+                    if isinstance(call, Mapping) and "function" in call:
+                        record = ToolCall.from_openai(call, turn=turn)
+                    else:
+                        record = ToolCall.from_langchain(call, turn=turn)
+                except InvalidToolCall as exc:
+                    raise SampleError(f"messages[{position}]: {exc}") from None
+                calls.append(record)
+            turn += 1
+        output = kwargs.pop("output", _final_answer(messages))
+        return cls(
+            tool_calls=calls,
+            expected_tool_calls=expected_tool_calls,
+            output=output,
+            **kwargs,
+        )
+
+    @classmethod
+    def from_recorder(
+        cls,
+        recorder: ToolCallRecorder,
+        expected_tool_calls: Iterable[ExpectationLike] | None = None,
+        **kwargs: Any,
+    ) -> Sample:
+        """Take the calls a ToolCallRecorder saw, in request order."""
+        return cls(tool_calls=recorder.calls(), expected_tool_calls=expected_tool_calls, **kwargs)
+
+
+def _message_role(message: Any) -> str | None:
+    if isinstance(message, Mapping):
+        role = message.get("role") or message.get("type")
+        return role if isinstance(role, str) else None
+    role = getattr(message, "type", None)
+    return role if isinstance(role, str) else None
+
+
+def _requested_calls(message: Any) -> list[Any] | None:
+    """The tool calls an assistant message requested, or None for any other message."""
+    if _message_role(message) not in ("ai", "assistant", "AIMessageChunk"):
+        return None
+    if isinstance(message, Mapping):
+        calls = message.get("tool_calls")
+    else:
+        calls = getattr(message, "tool_calls", None)
+    if not calls:
+        return None
+    return list(calls)
+
+
+def _final_answer(messages: Sequence[Any]) -> Any:
+    """The content of the last assistant message that asked for no tool."""
+    for message in reversed(messages):
+        if _message_role(message) not in ("ai", "assistant"):
+            continue
+        if _requested_calls(message):
+            return None
+        content = (
+            message.get("content") if isinstance(message, Mapping) else message.content  # type: ignore[union-attr]
+        )
+        return content
+    return None

@@ -1,0 +1,150 @@
+"""The record both layers share: one tool call, as the model asked for it or a tool ran it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+CallStatus = Literal["ok", "error", "requested"]
+"""``ok``: executed and returned; ``error``: executed and failed; ``requested``: asked for only."""
+
+CallSource = Literal["callback", "otel", "messages", "expected"]
+"""Where a record came from."""
+
+_STATUSES = frozenset(("ok", "error", "requested"))
+
+
+class InvalidToolCall(ValueError):
+    """A tool call that cannot be turned into a record (no name, arguments not a JSON object)."""
+
+
+def parse_arguments(raw: Any, *, where: str) -> dict[str, Any]:
+    """Turn a mapping, a JSON object string or None into a plain dict of arguments."""
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, (str, bytes, bytearray)):
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InvalidToolCall(
+                f"{where}: arguments are not valid JSON ({exc.msg} at position {exc.pos}): "
+                f"{_preview(raw)}"
+            ) from None
+        if not isinstance(parsed, dict):
+            raise InvalidToolCall(
+                f"{where}: arguments must be a JSON object, got {type(parsed).__name__}: "
+                f"{_preview(raw)}"
+            )
+        return parsed
+    raise InvalidToolCall(
+        f"{where}: arguments must be a mapping or a JSON object string, "
+        f"got {type(raw).__name__}: {_preview(raw)}"
+    )
+
+
+def _preview(value: Any, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call: its name and arguments, plus what is known of its execution."""
+
+    name: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    id: str | None = None
+    status: CallStatus = "ok"
+    result: Any = None
+    error: str | None = None
+    started_at: int | None = None
+    ended_at: int | None = None
+    run_id: str | None = None
+    parent_run_id: str | None = None
+    node: str | None = None
+    turn: int = 0
+    source: CallSource = "callback"
+
+    def __post_init__(self) -> None:
+        # Checked here, once, so that every later consumer can rely on the shape.
+        if not isinstance(self.name, str) or not self.name:
+            raise InvalidToolCall(f"tool call needs a non-empty string name, got {self.name!r}")
+        if not isinstance(self.args, Mapping):
+            raise InvalidToolCall(
+                f"tool call {self.name!r}: args must be a mapping, "
+                f"got {type(self.args).__name__}: {_preview(self.args)}"
+            )
+        if self.status not in _STATUSES:
+            raise InvalidToolCall(
+                f"tool call {self.name!r}: status must be one of ok, error, requested; "
+                f"got {self.status!r}"
+            )
+
+    @classmethod
+    def of(cls, name: str, args: Any = None, /, **kwargs: Any) -> ToolCall:
+        """Build a call from a name and a mapping, a JSON object string, keywords, or both."""
+        merged = parse_arguments(args, where=f"tool call {name!r}")
+        merged.update(kwargs)
+        return cls(name=name, args=merged)
+
+    @classmethod
+    def from_openai(
+        cls, call: Mapping[str, Any], *, source: CallSource = "messages", turn: int = 0
+    ) -> ToolCall:
+        """Build a call from an OpenAI ``tool_calls`` entry (``{"function": {...}}`` or flat)."""
+        if not isinstance(call, Mapping):
+            raise InvalidToolCall(f"OpenAI tool call must be a mapping, got {_preview(call)}")
+        function = call.get("function", call)
+        if not isinstance(function, Mapping):
+            raise InvalidToolCall(f"OpenAI tool call 'function' must be a mapping: {_preview(call)}")
+        name = function.get("name")
+        call_id = call.get("id")
+        where = f"tool call {name!r}" + (f" (id {call_id!r})" if call_id else "")
+        if not isinstance(name, str) or not name:
+            raise InvalidToolCall(f"OpenAI tool call without a name: {_preview(call)}")
+        raw = function.get("arguments", function.get("args"))
+        return cls(
+            name=name,
+            args=parse_arguments(raw, where=where),
+            id=call_id if isinstance(call_id, str) else None,
+            status="requested",
+            source=source,
+            turn=turn,
+        )
+
+    @classmethod
+    def from_langchain(
+        cls, call: Mapping[str, Any], *, source: CallSource = "messages", turn: int = 0
+    ) -> ToolCall:
+        """Build a call from a LangChain ``ToolCall`` dict (``name``, ``args``, ``id``)."""
+        if not isinstance(call, Mapping):
+            raise InvalidToolCall(f"LangChain tool call must be a mapping, got {_preview(call)}")
+        name = call.get("name")
+        call_id = call.get("id")
+        if not isinstance(name, str) or not name:
+            raise InvalidToolCall(f"LangChain tool call without a name: {_preview(call)}")
+        where = f"tool call {name!r}" + (f" (id {call_id!r})" if call_id else "")
+        return cls(
+            name=name,
+            args=parse_arguments(call.get("args"), where=where),
+            id=call_id if isinstance(call_id, str) else None,
+            status="requested",
+            source=source,
+            turn=turn,
+        )
+
+    @property
+    def duration_ns(self) -> int | None:
+        """Execution time in nanoseconds, when both ends were seen."""
+        if self.started_at is None or self.ended_at is None:
+            return None
+        return self.ended_at - self.started_at
+
+    def describe(self) -> str:
+        """Render as ``name(key=value, ...)`` for reasons and tables."""
+        inner = ", ".join(f"{key}={value!r}" for key, value in self.args.items())
+        return f"{self.name}({inner})"

@@ -1,7 +1,4 @@
-"""Expectation: a tool name plus an argument pattern.
-
-INTERFACE STUB — to be implemented.
-"""
+"""Expectation: a tool name plus an argument pattern (DESIGN §2, §3)."""
 
 from __future__ import annotations
 
@@ -9,35 +6,113 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.values import ArgCheck
-from tracing.records import ToolCall
+from harness.values import (
+    ArgCheck,
+    args_equal,
+    args_match,
+    check_args,
+    compile_args,
+    describe_pattern,
+    pattern_to_json,
+)
+from tracing.records import InvalidToolCall, ToolCall, parse_arguments
+
+
+def tool_name(tool: Any) -> str:
+    """The name of a tool given as a string, a LangChain ``BaseTool`` / ``@tool`` function, etc."""
+    if isinstance(tool, str):
+        if not tool:
+            raise InvalidToolCall("expectation needs a non-empty tool name, got ''")
+        return tool
+    name = getattr(tool, "name", None)
+    if isinstance(name, str) and name:
+        # BaseTool.name honours @tool("custom_name"), which a hand-written string could miss.
+        return name
+    if callable(tool) and isinstance(getattr(tool, "__name__", None), str):
+        raise InvalidToolCall(
+            f"{tool.__name__!r} is a plain function, not a tool: decorate it with "
+            f"@tool or give the tool's name as a string"
+        )
+    raise InvalidToolCall(
+        "expectation needs a tool name (str), a LangChain BaseTool or an @tool function, "
+        f"got {type(tool).__name__} {tool!r}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class Expectation:
-    """An expected tool call: the name, and a compiled pattern for (some of) its arguments."""
+    """An expected tool call: the name, and a compiled pattern for (some of) its arguments.
+
+    ``args`` are compiled on construction, so ``$`` mappings act as matchers and malformed ones
+    raise :class:`~harness.errors.MatcherError` naming their JSON-pointer path.
+    """
 
     name: str
     args: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise InvalidToolCall(f"expectation needs a non-empty string name, got {self.name!r}")
+        raw = self.args
+        if not isinstance(raw, Mapping):
+            raw = parse_arguments(raw, where=f"expectation {self.name!r}")
+        object.__setattr__(self, "args", compile_args(raw))
+
     @classmethod
     def of(cls, tool: Any, args: Any = None, /, **kwargs: Any) -> Expectation:
         """Build from a name, a BaseTool or @tool function, and a mapping/JSON string/keywords."""
-        raise NotImplementedError
+        name = tool_name(tool)
+        merged = parse_arguments(args, where=f"expectation {name!r}")
+        merged.update(kwargs)
+        return cls(name, merged)
 
     @classmethod
     def coerce(cls, item: Expectation | ToolCall | Mapping[str, Any]) -> Expectation:
-        """Accept an Expectation, a ToolCall (its args are the pattern) or a {name, args} dict."""
-        raise NotImplementedError
+        """Accept an Expectation, a ToolCall (its args are the pattern) or a {name, args} dict.
+
+        Mappings may also be OpenAI-shaped (``{"function": {"name", "arguments"}}``); a string or
+        a tool object alone means "any call of that tool".
+        """
+        if isinstance(item, Expectation):
+            return item
+        if isinstance(item, ToolCall):
+            return cls(item.name, item.args)
+        if isinstance(item, Mapping):
+            return cls._from_mapping(item)
+        return cls(tool_name(item))
+
+    @classmethod
+    def _from_mapping(cls, item: Mapping[str, Any]) -> Expectation:
+        body = item.get("function", item)
+        if not isinstance(body, Mapping):
+            raise InvalidToolCall(f"expectation 'function' must be a mapping, got {body!r}")
+        name = body.get("name")
+        if not isinstance(name, str) or not name:
+            raise InvalidToolCall(
+                f"expectation mapping needs a non-empty 'name', got {name!r} in {dict(item)!r}"
+            )
+        if "args" in body and "arguments" in body:
+            raise InvalidToolCall(f"expectation {name!r} gives both 'args' and 'arguments'")
+        raw = body.get("args", body.get("arguments"))
+        return cls(name, parse_arguments(raw, where=f"expectation {name!r}"))
 
     def accepts(self, call: ToolCall) -> bool:
         """Same name and every expected argument present and matching."""
-        raise NotImplementedError
+        return self.name == call.name and args_match(self.args, call.args)
+
+    def accepts_exactly(self, call: ToolCall) -> bool:
+        """Same name and arguments equal both ways: every expected one matches, no extras."""
+        return self.name == call.name and args_equal(self.args, call.args)
 
     def check(self, call: ToolCall) -> ArgCheck:
         """Argument-by-argument comparison against a call (names are not compared)."""
-        raise NotImplementedError
+        return check_args(self.args, call.args)
 
     def describe(self) -> str:
         """Render as ``name(key=pattern, ...)``."""
-        raise NotImplementedError
+        inner = ", ".join(f"{key}={describe_pattern(value)}" for key, value in self.args.items())
+        return f"{self.name}({inner})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"name": ..., "args": {...}}`` with matchers in ``$`` form (compiles back equal)."""
+        return {"name": self.name, "args": {k: pattern_to_json(v) for k, v in self.args.items()}}

@@ -162,8 +162,7 @@ def _final_answer(messages: Sequence[Any]) -> Any:
             continue
         if _requested_calls(message):
             return None
-        content = (
-            message.get("content") if isinstance(message, Mapping) else message.content  # type: ignore[union-attr]
-        )
-        return content
+        if isinstance(message, Mapping):
+            return message.get("content")
+        return getattr(message, "content", None)
     return None

@@ -100,7 +100,9 @@ class ToolCall:
             raise InvalidToolCall(f"OpenAI tool call must be a mapping, got {_preview(call)}")
         function = call.get("function", call)
         if not isinstance(function, Mapping):
-            raise InvalidToolCall(f"OpenAI tool call 'function' must be a mapping: {_preview(call)}")
+            raise InvalidToolCall(
+                f"OpenAI tool call 'function' must be a mapping: {_preview(call)}"
+            )
         name = function.get("name")
         call_id = call.get("id")
         where = f"tool call {name!r}" + (f" (id {call_id!r})" if call_id else "")

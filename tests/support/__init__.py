@@ -1,0 +1,1 @@
+"""Shared test support: real LangGraph agents driven by scripted chat models."""

@@ -1,0 +1,1 @@
+"""Example scenario suites (YAML) and the demo agents they drive."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -90,21 +91,103 @@ def _diff_dict(diff: ArgDiff) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True, slots=True)
+Explain = Callable[[], tuple[str, Details]]
+"""Builds a score's reason and details on demand."""
+
+
 class Score:
-    """A metric's verdict on one sample: value in [0, 1], threshold, pass/fail and why."""
+    """A metric's verdict on one sample: value in [0, 1], threshold, pass/fail and why.
+
+    Immutable. ``reason`` and ``details`` may be built on first access from an ``explain``
+    callable: a benchmark or a large suite scores thousands of samples, and only the ones someone
+    reads should pay for rendering diffs. Pickling and equality resolve them first.
+    """
+
+    __slots__ = ("_details", "_explain", "_reason", "name", "passed", "threshold", "value")
 
     name: str
     value: float
     threshold: float
     passed: bool
-    reason: str
-    details: Details = field(default_factory=Details)
+    _reason: str
+    _details: Details | None
+    _explain: Explain | None
+
+    def __init__(
+        self,
+        name: str,
+        value: float,
+        threshold: float,
+        passed: bool,
+        reason: str = "",
+        details: Details | None = None,
+        *,
+        explain: Explain | None = None,
+    ) -> None:
+        setter = object.__setattr__
+        setter(self, "name", name)
+        setter(self, "value", value)
+        setter(self, "threshold", threshold)
+        setter(self, "passed", passed)
+        setter(self, "_reason", reason)
+        setter(self, "_details", details)
+        setter(self, "_explain", explain)
+
+    def _resolve(self) -> None:
+        explain = self._explain
+        if explain is not None:
+            # Two threads may both get here; both compute the same thing, so no lock is needed.
+            reason, details = explain()
+            object.__setattr__(self, "_reason", reason)
+            object.__setattr__(self, "_details", details)
+            object.__setattr__(self, "_explain", None)
+
+    @property
+    def reason(self) -> str:
+        """Why the score is what it is, in one line (numbers with 2 decimals)."""
+        self._resolve()
+        return self._reason
+
+    @property
+    def details(self) -> Details:
+        """The pairing, what stayed unpaired, per-argument diffs and issues."""
+        self._resolve()
+        details = self._details
+        if details is None:
+            details = Details()
+            object.__setattr__(self, "_details", details)
+        return details
 
     @property
     def codes(self) -> tuple[ReasonCode, ...]:
         """The distinct reason codes of the issues, in first-seen order."""
         return tuple(dict.fromkeys(issue.code for issue in self.details.issues))
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.name, self.value, self.threshold, self.passed, self.reason, self.details)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Score is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Score is immutable; cannot delete {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Score):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # details hold a dict, so no hashing
+
+    def __repr__(self) -> str:
+        return (
+            f"Score(name={self.name!r}, value={self.value!r}, threshold={self.threshold!r}, "
+            f"passed={self.passed!r}, reason={self.reason!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Resolve before pickling: the explain closure cannot travel (pytest-xdist, processes).
+        return (Score, self._fields())
 
 
 @runtime_checkable
@@ -142,4 +225,12 @@ def make_score(
 ) -> Score:
     """Build a Score with ``passed = value >= threshold`` (inclusive) unless forced to fail."""
     passed = value >= threshold and not force_fail
-    return Score(name, value, threshold, passed, reason, details or Details())
+    return Score(name, value, threshold, passed, reason, details)
+
+
+def lazy_score(
+    name: str, value: float, threshold: float, explain: Explain, *, force_fail: bool = False
+) -> Score:
+    """Like :func:`make_score`, with reason and details built by ``explain`` on first access."""
+    passed = value >= threshold and not force_fail
+    return Score(name, value, threshold, passed, explain=explain)

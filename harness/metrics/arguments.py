@@ -1,0 +1,125 @@
+"""Seed 002's ToolArgumentCorrectness: were the arguments right, argument by argument."""
+
+from __future__ import annotations
+
+from operator import attrgetter
+
+from harness.expectation import Expectation
+from harness.matching import best_assignment
+from harness.metrics._common import (
+    capped,
+    check_flag,
+    describe_call,
+    describe_calls,
+    diff_clause,
+    missing_issues,
+    unexpected_issues,
+)
+from harness.metrics.base import Details, Issue, Pair, Score, check_threshold, make_score
+from harness.sample import Sample
+from harness.values import ABSENT, ArgCheck, ArgDiff
+from tracing.records import ToolCall
+
+_name = attrgetter("name")
+
+
+def _pointer(key: str) -> str:
+    return "/" + key.replace("~", "~0").replace("/", "~1")
+
+
+def _extra_diffs(call: ToolCall, keys: tuple[str, ...]) -> tuple[ArgDiff, ...]:
+    return tuple(
+        ArgDiff(_pointer(key), ABSENT, call.args[key], "extra_arg", f"unexpected argument {key!r}")
+        for key in keys
+    )
+
+
+class ToolArgumentCorrectness:
+    """Correct arguments / expected arguments, micro-averaged over all expected calls."""
+
+    __slots__ = ("strict", "threshold")
+    name = "tool_argument_correctness"
+
+    def __init__(self, *, threshold: float = 0.8, strict: bool = False) -> None:
+        self.threshold = check_threshold(self.name, threshold)
+        self.strict = check_flag(self.name, "strict", strict)
+
+    def evaluate(self, sample: Sample) -> Score:
+        """Score one sample; in strict mode any extra argument also fails it."""
+        expected = sample.expected_tool_calls
+        actual = sample.require_recorded()
+        if not expected and not actual:
+            reason = "no tool calls expected and none were made"
+            return make_score(self.name, 1.0, self.threshold, reason)
+        if not expected:
+            extras = tuple(range(len(actual)))
+            details = Details((), (), extras, tuple(unexpected_issues(actual, extras)))
+            reason = (
+                f"no tool calls expected but {len(actual)} made: {describe_calls(actual, extras)}"
+            )
+            return make_score(self.name, 0.0, self.threshold, reason, details)
+        if not actual:
+            missing = tuple(range(len(expected)))
+            details = Details((), missing, (), tuple(missing_issues(expected, missing)))
+            reason = f"expected {len(expected)} tool call(s) but none were made"
+            return make_score(self.name, 0.0, self.threshold, reason, details)
+        return self._score_pairs(expected, actual)
+
+    def _score_pairs(self, expected: list[Expectation], actual: list[ToolCall]) -> Score:
+        checks: dict[tuple[int, int], ArgCheck] = {}
+        # Weight = correct * base + (base - 1 - extras), base > every possible extras total:
+        # the maximum-weight pairing then has the most correct arguments, and among those the
+        # fewest extra ones (DESIGN §5.4), with every weight non-negative.
+        base = sum(len(call.args) for call in actual) + 1
+
+        def weight(exp: Expectation, call: ToolCall) -> float | None:
+            if exp.name != call.name:
+                return None
+            check = exp.check(call)
+            checks[id(exp), id(call)] = check
+            return float(check.correct * base + (base - 1 - len(check.extra_keys)))
+
+        matching = best_assignment(expected, actual, weight, key=_name)
+        correct = total = 0
+        any_extra = False
+        pairs: list[Pair] = []
+        issues: list[Issue] = []
+        clauses: list[tuple[int, str]] = []
+        for i, j in matching.pairs:
+            exp, call = expected[i], actual[j]
+            check = checks.get((id(exp), id(call))) or exp.check(call)
+            pair_correct, pair_total = check.correct, check.total
+            diffs = check.diffs
+            if self.strict and check.extra_keys:
+                any_extra = True
+                diffs = diffs + _extra_diffs(call, check.extra_keys)
+                pair_total += len(check.extra_keys)
+            correct += pair_correct
+            total += pair_total
+            pairs.append(Pair(i, j, diffs, pair_correct / pair_total if pair_total else 1.0))
+            for diff in diffs:
+                clause = diff_clause(exp.name, diff)
+                clauses.append((i, clause))
+                issues.append(Issue(diff.code, clause, i, j))
+        for i in matching.unmatched_expected:
+            # An expectation with no same-name partner gets all of its arguments counted wrong.
+            total += len(expected[i].args)
+            clause = f"expected {describe_call(expected[i])} but no such call was made."
+            clauses.append((i, clause))
+        issues += missing_issues(expected, matching.unmatched_expected)
+        details = Details(
+            tuple(pairs),
+            matching.unmatched_expected,
+            matching.unmatched_actual,
+            tuple(issues),
+            {"correct_args": correct, "total_args": total},
+        )
+        if total == 0:
+            return make_score(self.name, 1.0, self.threshold, "no arguments to compare", details)
+        value = correct / total
+        if clauses:
+            clauses.sort(key=lambda item: item[0])
+            reason = capped([clause for _, clause in clauses], sep=" ")
+        else:
+            reason = f"all {total} arguments correct"
+        return make_score(self.name, value, self.threshold, reason, details, force_fail=any_extra)

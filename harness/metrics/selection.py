@@ -1,0 +1,114 @@
+"""ToolSelectionAccuracy (named in seed 002): were the right tools chosen, names only."""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+
+from harness.expectation import Expectation
+from harness.matching import Matching, ordered_alignment
+from harness.metrics._common import capped, check_flag, fmt, missing_issues, unexpected_issues
+from harness.metrics.base import Details, Issue, Pair, Score, check_threshold, make_score
+from harness.sample import Sample
+from tracing.records import ToolCall
+
+
+def _same_name(exp: Expectation, call: ToolCall) -> bool:
+    return exp.name == call.name
+
+
+def _name_multiset_pairing(expected: list[Expectation], actual: list[ToolCall]) -> Matching:
+    """Pair the n-th expected use of a name with its n-th actual use: a maximum name matching."""
+    queues: defaultdict[str, deque[int]] = defaultdict(deque)
+    for j, call in enumerate(actual):
+        queues[call.name].append(j)
+    pairs: list[tuple[int, int]] = []
+    unmatched_expected: list[int] = []
+    for i, exp in enumerate(expected):
+        queue = queues.get(exp.name)
+        if queue:
+            pairs.append((i, queue.popleft()))
+        else:
+            unmatched_expected.append(i)
+    used = {j for _, j in pairs}
+    unmatched_actual = tuple(j for j in range(len(actual)) if j not in used)
+    return Matching(tuple(pairs), tuple(unmatched_expected), unmatched_actual)
+
+
+class ToolSelectionAccuracy:
+    """F1 over tool-name multisets, or with ``ordered=True`` LCS of names / longer length."""
+
+    __slots__ = ("ordered", "threshold")
+    name = "tool_selection_accuracy"
+
+    def __init__(self, *, threshold: float = 0.8, ordered: bool = False) -> None:
+        self.threshold = check_threshold(self.name, threshold)
+        self.ordered = check_flag(self.name, "ordered", ordered)
+
+    def evaluate(self, sample: Sample) -> Score:
+        """Score one sample by tool names only; arguments are another metric's business."""
+        expected = sample.expected_tool_calls
+        actual = sample.require_recorded()
+        if not expected and not actual:
+            reason = "no tool calls expected and none were made"
+            return make_score(self.name, 1.0, self.threshold, reason)
+        if not expected:
+            extras = tuple(range(len(actual)))
+            details = Details((), (), extras, tuple(unexpected_issues(actual, extras)))
+            names = capped([call.name for call in actual])
+            reason = f"no tool calls expected but {len(actual)} made: {names}"
+            return make_score(self.name, 0.0, self.threshold, reason, details)
+        if not actual:
+            missing = tuple(range(len(expected)))
+            details = Details((), missing, (), tuple(missing_issues(expected, missing)))
+            reason = f"expected {len(expected)} tool call(s) but none were made"
+            return make_score(self.name, 0.0, self.threshold, reason, details)
+        if self.ordered:
+            matching = ordered_alignment(expected, actual, _same_name)
+            longest = max(len(expected), len(actual))
+            value = len(matching.pairs) / longest
+            head = f"{len(matching.pairs)} of {longest} tool names in order"
+        else:
+            matching = _name_multiset_pairing(expected, actual)
+            matched = len(matching.pairs)
+            # F1 = 2PR / (P + R) = 2·tp / (|expected| + |actual|), one exact division.
+            value = 2 * matched / (len(expected) + len(actual))
+            precision, recall = matched / len(actual), matched / len(expected)
+            head = f"tool-name F1 {fmt(value)} (precision {fmt(precision)}, recall {fmt(recall)})"
+        return self._score(expected, actual, matching, value, head)
+
+    def _score(
+        self,
+        expected: list[Expectation],
+        actual: list[ToolCall],
+        matching: Matching,
+        value: float,
+        head: str,
+    ) -> Score:
+        misplaced: list[int] = []
+        missing = list(matching.unmatched_expected)
+        unexpected = list(matching.unmatched_actual)
+        if self.ordered:
+            # A name that occurs on the other side is there, just out of place.
+            actual_names = {call.name for call in actual}
+            expected_names = {exp.name for exp in expected}
+            misplaced = [i for i in missing if expected[i].name in actual_names]
+            missing = [i for i in missing if expected[i].name not in actual_names]
+            unexpected = [j for j in unexpected if actual[j].name not in expected_names]
+        issues = [
+            Issue("wrong_order", f"{expected[i].name} called out of the expected order", i)
+            for i in misplaced
+        ]
+        issues += missing_issues(expected, missing)
+        issues += unexpected_issues(actual, unexpected)
+        pairs = tuple(Pair(i, j, (), 1.0) for i, j in matching.pairs)
+        details = Details(
+            pairs, matching.unmatched_expected, matching.unmatched_actual, tuple(issues)
+        )
+        parts = [head]
+        if misplaced:
+            parts.append(f"out of order: {capped([expected[i].name for i in misplaced])}")
+        if missing:
+            parts.append(f"missing: {capped([expected[i].name for i in missing])}")
+        if unexpected:
+            parts.append(f"unexpected: {capped([actual[j].name for j in unexpected])}")
+        return make_score(self.name, value, self.threshold, "; ".join(parts), details)

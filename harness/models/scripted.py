@@ -144,6 +144,11 @@ class ScriptedChatModel(BaseChatModel):
             raise ValueError(f"latency must be >= 0 seconds, got {value}")
         return value
 
+    def __repr__(self) -> str:
+        # LangChain puts repr(model) into every chat-model start event; pydantic's default repr
+        # of every scripted turn cost milliseconds per run (measured in bench_runner).
+        return f"ScriptedChatModel(turns={len(self.turns)}, latency={self.latency})"
+
     @property
     def _llm_type(self) -> str:
         return "scripted"

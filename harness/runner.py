@@ -1,0 +1,448 @@
+"""Runs scenarios concurrently against their agents, records the tool calls, scores them.
+
+One asyncio loop, a semaphore for ``concurrency``. Each scenario: build the model's agent with
+the factory, then ``repeat`` runs, each with a fresh ToolCallRecorder and its own ``timeout``.
+Agents with ``ainvoke`` are awaited; anything else runs on a daemon worker thread (a hung sync
+agent then cannot keep the process alive). Nothing a scenario does stops the others: an
+exception in the factory or the run, or a timeout, becomes that scenario's ``error`` result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import inspect
+import math
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+from harness.result import (
+    CheckResult,
+    ErrorInfo,
+    ErrorPhase,
+    RunResult,
+    ScenarioResult,
+    Status,
+    SuiteResult,
+)
+from harness.sample import Sample
+from harness.scenarios import Scenario
+from tracing.callback import ToolCallRecorder
+from tracing.records import ToolCall
+
+DEFAULT_CONCURRENCY = 8
+
+T = TypeVar("T")
+ProgressCallback = Callable[[ScenarioResult], None]
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How to run: concurrency, CLI overrides of ``repeat``/``timeout``, fail-fast, progress."""
+
+    concurrency: int = DEFAULT_CONCURRENCY
+    repeat: int | None = None
+    timeout: float | None = None
+    fail_fast: bool = False
+    progress: ProgressCallback | None = None
+
+
+class Runner:
+    """Runs a list of scenarios and returns a SuiteResult (partial if cancelled)."""
+
+    def __init__(self, options: RunOptions | None = None) -> None:
+        """Keep the options; nothing starts until :meth:`run`."""
+        self.options = options or RunOptions()
+        if self.options.concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {self.options.concurrency}")
+        self._stop = False
+
+    async def run(self, scenarios: Sequence[Scenario]) -> SuiteResult:
+        """Run every scenario; on cancellation (Ctrl-C) return what finished, marked partial."""
+        started_at = time.time()
+        start = time.perf_counter()
+        semaphore = asyncio.Semaphore(self.options.concurrency)
+        results: dict[int, ScenarioResult] = {}
+        tasks = [
+            asyncio.ensure_future(self._guarded(index, scenario, semaphore, results))
+            for index, scenario in enumerate(scenarios)
+        ]
+        interrupted = False
+        try:
+            await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            interrupted = True
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            # the cancellation is handled here (the partial result is the answer), so clear it
+            uncancel = getattr(asyncio.current_task(), "uncancel", None)  # Python >= 3.11
+            if uncancel is not None:
+                uncancel()
+        ordered = tuple(results[index] for index in sorted(results))
+        return SuiteResult(
+            scenarios=ordered,
+            started_at=started_at,
+            duration=time.perf_counter() - start,
+            interrupted=interrupted,
+            not_run=len(scenarios) - len(ordered),
+        )
+
+    async def _guarded(
+        self,
+        index: int,
+        scenario: Scenario,
+        semaphore: asyncio.Semaphore,
+        results: dict[int, ScenarioResult],
+    ) -> None:
+        async with semaphore:
+            if self._stop:
+                return  # --fail-fast: scheduled before the failure, never started
+            result = await self.run_scenario(scenario)
+        results[index] = result
+        if self.options.fail_fast and result.status in ("failed", "error"):
+            self._stop = True
+        if self.options.progress is not None:
+            self.options.progress(result)
+
+    async def run_scenario(self, scenario: Scenario) -> ScenarioResult:
+        """All runs of one scenario, gated by its ``pass_rate``; never raises (but cancels)."""
+        start = time.perf_counter()
+        repeat = self.options.repeat or scenario.repeat
+        timeout = self.options.timeout or scenario.timeout
+        runs: list[RunResult] = []
+        try:
+            agent = await asyncio.wait_for(
+                _in_thread(scenario.agent.factory, model=scenario.model), timeout
+            )
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            phase: ErrorPhase = "timeout" if isinstance(exc, asyncio.TimeoutError) else "factory"
+            error = _error_info(exc, phase, timeout, what=f"agent factory {scenario.agent.spec}")
+            runs.append(
+                RunResult(0, False, None, error=error, duration=time.perf_counter() - start)
+            )
+        else:
+            for index in range(repeat):
+                runs.append(await self._one_run(scenario, agent, index, timeout))
+        return _verdict(scenario, tuple(runs), repeat, time.perf_counter() - start)
+
+    async def _one_run(
+        self, scenario: Scenario, agent: Any, index: int, timeout: float
+    ) -> RunResult:
+        recorder = ToolCallRecorder()
+        start = time.perf_counter()
+        output: Any = None
+        error: ErrorInfo | None = None
+        try:
+            result = await asyncio.wait_for(_invoke(agent, scenario.input, recorder), timeout)
+            output = final_output(result)
+        except asyncio.CancelledError:
+            raise
+        except asyncio.TimeoutError as exc:
+            error = _error_info(exc, "timeout", timeout, what="the run")
+        except Exception as exc:
+            error = _error_info(exc, "run", timeout)
+        duration = time.perf_counter() - start
+        # what was captured before a crash or timeout is kept: it is often the explanation
+        sample = recorder.sample(
+            expected=list(scenario.expected),
+            input=scenario.input_text,
+            output=output if error is None else None,
+            metadata={"scenario": scenario.id, "run": index},
+        )
+        if error is not None:
+            return RunResult(index, False, sample, error=error, duration=duration)
+        try:
+            scores = tuple(metric.evaluate(sample) for metric in scenario.metrics)
+        except Exception as exc:
+            failure = _error_info(exc, "scoring", timeout)
+            return RunResult(index, False, sample, error=failure, duration=duration)
+        checks = run_checks(scenario, sample)
+        passed = all(score.passed for score in scores) and all(check.passed for check in checks)
+        return RunResult(index, passed, sample, scores, checks, None, duration)
+
+
+# --- invoking agents ------------------------------------------------------------------------
+
+
+async def _invoke(agent: Any, payload: Any, recorder: ToolCallRecorder) -> Any:
+    """``ainvoke`` when the agent has a coroutine one, else ``invoke``/call on a worker thread."""
+    config = recorder.config
+    ainvoke = getattr(agent, "ainvoke", None)
+    if ainvoke is not None and inspect.iscoroutinefunction(ainvoke):
+        return await ainvoke(payload, config=config)
+    invoke = getattr(agent, "invoke", None)
+    if callable(invoke):
+        return await _in_thread(invoke, payload, config=config)
+    if callable(agent):
+        if _accepts_config(agent):
+            return await _in_thread(agent, payload, config=config)
+        return await _in_thread(agent, payload)
+    raise TypeError(
+        f"the agent factory returned {type(agent).__name__}, which has no invoke/ainvoke and "
+        "is not callable; return a Runnable or a compiled LangGraph graph"
+    )
+
+
+def _accepts_config(func: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return "config" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
+async def _in_thread(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run ``func`` on a fresh daemon thread: a call that never returns cannot block exit."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(setter: Callable[[Any], None], value: Any) -> None:
+        if not future.done():
+            setter(value)
+
+    def work() -> None:
+        try:
+            value = context.run(func, *args, **kwargs)
+        except BaseException as exc:
+            _post(loop, settle, future.set_exception, exc)
+        else:
+            _post(loop, settle, future.set_result, value)
+
+    threading.Thread(target=work, name="harness-agent", daemon=True).start()
+    return await future
+
+
+def _post(loop: asyncio.AbstractEventLoop, *callback: Any) -> None:
+    # the loop may have closed while a hung call was still running: then nobody waits for it
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(*callback)
+
+
+def final_output(result: Any) -> Any:
+    """The agent's final answer: the last message's text for ``{"messages": [...]}`` states."""
+    if isinstance(result, Mapping):
+        messages = result.get("messages")
+        if isinstance(messages, Sequence) and messages and not isinstance(messages, str):
+            return _content(messages[-1])
+        if "output" in result:
+            return result["output"]
+        return result
+    if hasattr(result, "content"):
+        return _content(result)
+    return result
+
+
+def _content(message: Any) -> Any:
+    content = (
+        message.get("content")
+        if isinstance(message, Mapping)
+        else getattr(message, "content", message)
+    )
+    if isinstance(content, list):  # content blocks: keep the text parts
+        texts = [
+            block if isinstance(block, str) else block.get("text", "")
+            for block in content
+            if isinstance(block, str) or (isinstance(block, Mapping) and "text" in block)
+        ]
+        return "".join(texts)
+    return content
+
+
+def _error_info(exc: BaseException, phase: ErrorPhase, timeout: float, what: str = "") -> ErrorInfo:
+    if phase == "timeout":
+        subject = what or "the run"
+        return ErrorInfo(
+            "TimeoutError",
+            f"{subject} did not finish within the timeout of {timeout:g}s",
+            "",
+            "timeout",
+        )
+    message = str(exc)
+    if what:
+        message = f"{what} raised: {message}" if message else f"{what} raised"
+    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return ErrorInfo(type(exc).__name__, message, trace, phase)
+
+
+# --- checks ---------------------------------------------------------------------------------
+
+
+def run_checks(scenario: Scenario, sample: Sample) -> tuple[CheckResult, ...]:
+    """The scenario's own checks (forbid, no_errors, output) on one run's sample."""
+    calls = sample.tool_calls or []
+    checks: list[CheckResult] = []
+    if scenario.forbid:
+        checks.append(check_forbid(scenario.forbid, calls))
+    if scenario.no_errors:
+        checks.append(check_no_errors(calls))
+    if scenario.has_output:
+        checks.append(check_output(scenario.output, sample.output))
+    return tuple(checks)
+
+
+def check_forbid(forbidden: Sequence[str], calls: Sequence[ToolCall]) -> CheckResult:
+    """Fail when any call (requested or executed) has a forbidden name."""
+    names = set(forbidden)
+    bad = tuple(index for index, call in enumerate(calls) if call.name in names)
+    if not bad:
+        return CheckResult("forbid", True, f"no call of {', '.join(forbidden)}")
+    shown = ", ".join(f"#{i + 1} {calls[i].describe()}" for i in bad[:3])
+    more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
+    return CheckResult(
+        "forbid", False, f"forbidden tool called: {shown}{more}", "unexpected_call", bad
+    )
+
+
+def check_no_errors(calls: Sequence[ToolCall]) -> CheckResult:
+    """Fail when any executed call ended with status ``error``."""
+    bad = tuple(index for index, call in enumerate(calls) if call.status == "error")
+    if not bad:
+        return CheckResult("no_errors", True, "every executed call succeeded")
+    shown = "; ".join(f"#{i + 1} {calls[i].describe()} failed: {calls[i].error}" for i in bad[:3])
+    more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
+    return CheckResult("no_errors", False, f"tool error: {shown}{more}", "tool_error", bad)
+
+
+def check_output(pattern: Any, output: Any) -> CheckResult:
+    """Compare the final answer with a literal or a matcher (DESIGN §3 semantics)."""
+    from harness.values import describe_pattern, match_value
+
+    if match_value(pattern, output):
+        return CheckResult("output", True, "final answer matches")
+    shown = output if not isinstance(output, str) or len(output) <= 200 else output[:199] + "…"
+    return CheckResult(
+        "output",
+        False,
+        f"final answer {shown!r} does not match {describe_pattern(pattern)}",
+        "wrong_output",
+    )
+
+
+# --- verdict --------------------------------------------------------------------------------
+
+
+def _verdict(
+    scenario: Scenario, runs: tuple[RunResult, ...], repeat: int, duration: float
+) -> ScenarioResult:
+    passes = sum(1 for run in runs if run.passed)
+    needed = math.ceil(scenario.pass_rate * repeat - 1e-9)
+    gate_ok = bool(runs) and passes >= needed and len(runs) == repeat
+    status: Status
+    if gate_ok:
+        status = "passed"
+    elif any(run.error is not None for run in runs):
+        status = "error"
+    else:
+        status = "failed"
+    reasons = _reasons(runs, repeat, passes, needed, scenario.pass_rate, gate_ok)
+    if scenario.xfail is not None:
+        status = "xpassed" if status == "passed" else "xfailed"
+    return ScenarioResult(
+        suite=scenario.suite,
+        name=scenario.name,
+        file=scenario.file,
+        line=scenario.line,
+        status=status,
+        runs=runs,
+        repeat=repeat,
+        pass_rate=scenario.pass_rate,
+        xfail=scenario.xfail,
+        reasons=reasons,
+        duration=duration,
+    )
+
+
+def _reasons(
+    runs: tuple[RunResult, ...],
+    repeat: int,
+    passes: int,
+    needed: int,
+    pass_rate: float,
+    gate_ok: bool,
+) -> tuple[str, ...]:
+    """Distinct reasons over the failing runs, each tagged with the runs it happened in."""
+    seen: dict[str, list[int]] = {}
+    for run in runs:
+        if run.passed:
+            continue
+        for reason in run.reasons():
+            seen.setdefault(reason, []).append(run.index + 1)
+    lines = []
+    for reason, where in seen.items():
+        tag = ""
+        if repeat > 1:
+            tag = f"[run {where[0]}] " if len(where) == 1 else f"[runs {_ranges(where)}] "
+        lines.append(tag + reason)
+    if repeat > 1 and runs and not (len(runs) == 1 and runs[0].sample is None):
+        verdict = "meets" if gate_ok else "below"
+        lines.append(
+            f"passed {passes} of {repeat} runs ({passes / repeat:.0%}), {verdict} "
+            f"pass_rate {pass_rate:.0%} (needs {needed})"
+        )
+    return tuple(lines)
+
+
+def _ranges(indices: list[int]) -> str:
+    return ", ".join(str(i) for i in indices)
+
+
+# --- synchronous entry point ----------------------------------------------------------------
+
+
+def run_scenarios(scenarios: Sequence[Scenario], options: RunOptions | None = None) -> SuiteResult:
+    """Run on a private event loop; Ctrl-C cancels the run and returns the partial result.
+
+    The loop's default executor (where LangChain runs sync tools) is sized to the concurrency
+    and shut down without waiting, so a tool that hangs past its timeout cannot hang the exit.
+    """
+    runner = Runner(options)
+    loop = asyncio.new_event_loop()
+    executor = ThreadPoolExecutor(
+        max_workers=runner.options.concurrency + 4, thread_name_prefix="harness-tool"
+    )
+    loop.set_default_executor(executor)
+    task = loop.create_task(runner.run(scenarios))
+    previous = _install_sigint(loop, task)
+    try:
+        return loop.run_until_complete(task)
+    finally:
+        _restore_sigint(previous)
+        executor.shutdown(wait=False, cancel_futures=True)
+        loop.close()
+
+
+def _install_sigint(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> Any:
+    """First Ctrl-C cancels the run (partial report); a second one interrupts for real."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    hits = 0
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        nonlocal hits
+        hits += 1
+        if hits > 1:
+            raise KeyboardInterrupt
+        loop.call_soon_threadsafe(task.cancel)
+
+    return signal.signal(signal.SIGINT, on_sigint)
+
+
+def _restore_sigint(previous: Any) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)
+
+
+def with_overrides(scenario: Scenario, **changes: Any) -> Scenario:
+    """A copy of a scenario with some fields replaced (tests and tools use it)."""
+    return replace(scenario, **changes)

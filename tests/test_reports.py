@@ -1,0 +1,127 @@
+"""Reports from the one result model: match table, console, JSON, JUnit (parsed by junitparser)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from junitparser import Error, Failure, JUnitXml, Skipped
+from rich.console import Console
+
+from harness.report import match_rows, render_match_table
+from harness.report.console import render_console
+from harness.report.json_report import render_json, write_json
+from harness.report.junit import write_junit
+from harness.result import SCHEMA_VERSION, SuiteResult
+from harness.runner import RunOptions, run_scenarios
+from harness.scenarios import load_file
+
+AGENT_FILE = Path(__file__).parent / "fixtures" / "fixture_agent.py"
+
+SUITE = f"""
+suite: reports
+agent: {AGENT_FILE}:build
+model: {{provider: scripted}}
+scenarios:
+  - name: passes
+    input: "2 + 3"
+    script: [{{tool_calls: [{{name: add, args: {{a: 2, b: 3}}}}]}}, {{content: "5"}}]
+    expect: {{tool_calls: [add]}}
+  - name: fails
+    input: "2 + 3"
+    script:
+      - tool_calls:
+          - {{name: add, args: {{a: 2, b: 4}}}}
+          - {{name: lookup, args: {{key: alpha, api_key: sk-123}}}}
+      - content: "6 <b>"
+    expect:
+      tool_calls:
+        - {{name: add, args: {{a: 2, b: 3}}}}
+        - {{name: delete_account, args: {{account_id: {{$type: integer}}}}}}
+  - name: known
+    input: x
+    xfail: demo is wrong here
+    script: []
+    expect: {{tool_calls: [add]}}
+  - name: crashes
+    input: x
+    script: [{{content: ok}}]
+    timeout: 0.000001
+"""
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory: pytest.TempPathFactory) -> SuiteResult:
+    path = tmp_path_factory.mktemp("reports") / "reports.yaml"
+    path.write_text(textwrap.dedent(SUITE), encoding="utf-8")
+    return run_scenarios(list(load_file(path).scenarios), RunOptions())
+
+
+def test_statuses(result: SuiteResult) -> None:
+    assert [s.status for s in result.scenarios] == ["passed", "failed", "xfailed", "error"]
+    assert result.summary_line().startswith("1 passed, 1 failed, 1 error, 1 xfailed in ")
+
+
+def test_match_table_pairs_near_misses_and_lists_unexpected_calls(result: SuiteResult) -> None:
+    run = result.scenarios[1].runs[0]
+    assert [(r.verdict, r.expected_index, r.actual_index) for r in match_rows(run)] == [
+        ("wrong_args", 0, 0),
+        ("missing", 1, None),
+        ("unexpected", None, 1),
+    ]
+    table = render_match_table(run)
+    assert table.splitlines()[0].split() == ["#", "expected", "actual", "verdict"]
+    assert "1  add(a=2, b=3)" in table and "add(a=2, b=4)" in table and "wrong args" in table
+    assert "/b: b=4, expected 3" in table
+    assert "delete_account(account_id=$type integer)" in table and "MISSING" in table
+    assert "lookup(key='alpha', api_key=***)" in table and "sk-123" not in table
+
+
+def test_console_report(result: SuiteResult) -> None:
+    console = Console(record=True, width=160, color_system=None)
+    render_console(result, console)
+    text = console.export_text()
+    assert "FAILURES" in text and "reports::fails" in text
+    assert "MISSING" in text and "XFAILED reports::known - demo is wrong here" in text
+    assert "TimeoutError" in text
+    assert text.rstrip().splitlines()[-1].strip("= ").startswith("1 passed, 1 failed, 1 error")
+
+
+def test_json_report_is_versioned_and_complete(result: SuiteResult, tmp_path: Path) -> None:
+    data = json.loads(write_json(result, tmp_path / "out" / "r.json").read_text("utf-8"))
+    assert data["schema_version"] == SCHEMA_VERSION
+    assert data["counts"] == {"passed": 1, "failed": 1, "error": 1, "xfailed": 1, "xpassed": 0}
+    fails = data["scenarios"][1]
+    assert fails["status"] == "failed" and fails["line"] == 10
+    run = fails["runs"][0]
+    assert run["tool_calls"][1]["args"] == {"key": "alpha", "api_key": "***"}
+    assert run["expected_tool_calls"][1]["args"] == {"account_id": {"$type": "integer"}}
+    assert run["scores"][0]["name"] == "tool_call_accuracy" and run["scores"][0]["value"] == 0.0
+    assert "sk-123" not in render_json(result)
+    assert data["scenarios"][3]["runs"][0]["error"]["phase"] == "timeout"
+
+
+def test_junit_report_parses_with_a_real_consumer(result: SuiteResult, tmp_path: Path) -> None:
+    path = write_junit(result, tmp_path / "junit.xml")
+    xml = JUnitXml.fromfile(str(path))
+    (suite,) = list(xml)
+    assert (suite.name, suite.tests, suite.failures, suite.errors, suite.skipped) == (
+        "reports",
+        4,
+        1,
+        1,
+        1,
+    )
+    cases = {case.name: case for case in suite}
+    assert {case.classname for case in suite} == {"reports"}
+    assert cases["passes"].is_passed
+    (failure,) = cases["fails"].result
+    assert isinstance(failure, Failure)
+    assert failure.message is not None and failure.message.startswith("tool_call_accuracy 0.00")
+    assert "wrong args" in (cases["fails"].system_out or "")
+    (skipped,) = cases["known"].result
+    assert isinstance(skipped, Skipped) and skipped.message == "xfail: demo is wrong here"
+    (error,) = cases["crashes"].result
+    assert isinstance(error, Error) and error.type == "TimeoutError"

@@ -1,0 +1,598 @@
+"""OTLP export for the runner: one batched, redacted TracerProvider, quiet when the backend is down.
+
+``configure_export`` builds the pipeline from the CLI flags, falling back to the standard
+variables (``OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT``, ``..._PROTOCOL``, ``..._HEADERS``,
+``..._TIMEOUT``, ``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``,
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``):
+
+* every exporter sits behind a ``BatchSpanProcessor`` (a Simple one costs a network round trip
+  per span on the agent's own thread);
+* a redacting layer rewrites each span before it leaves: secret keys inside JSON attributes
+  (tool arguments and results, chat messages) and in event attributes become ``"***"``, and
+  with content capture off the content attributes are dropped altogether, so neither the wire
+  nor the ``--trace-file`` ever sees them;
+* an export failure is reported once, as one warning line, instead of the SDK's per-batch
+  retry logs; after a failure batches are dropped for a cool-down instead of each one waiting
+  out the retry backoff;
+* ``shutdown`` flushes within a bounded time, is idempotent, and also runs at interpreter exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+from harness.redaction import Redactor
+
+__all__ = [
+    "CONTENT_ATTRIBUTES",
+    "DEFAULT_SERVICE_NAME",
+    "ExportConfigError",
+    "ExportPipeline",
+    "ExportTarget",
+    "GuardedExporter",
+    "RedactingSpanExporter",
+    "capture_content_from_env",
+    "configure_export",
+    "resolve_target",
+]
+
+Protocol = Literal["http", "grpc"]
+
+DEFAULT_SERVICE_NAME = "toolcall-harness"
+DEFAULT_EXPORT_TIMEOUT_S = 5.0
+"""Per-batch export timeout when ``OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT`` is unset (SDK: 10 s)."""
+DEFAULT_SHUTDOWN_TIMEOUT_S = 5.0
+DEFAULT_COOLDOWN_S = 30.0
+
+CONTENT_ATTRIBUTES: frozenset[str] = frozenset(
+    {
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+    }
+)
+"""Opt-in GenAI content attributes: exported only with content capture on."""
+
+_TRACES_PATH = "/v1/traces"
+_CAPTURE_ON = frozenset({"true", "1", "yes", "on", "span_only", "span_and_event", "event_only"})
+_CAPTURE_OFF = frozenset({"", "false", "0", "no", "off", "no_content"})
+_SDK_LOGGERS = (
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "opentelemetry.exporter.otlp.proto.http._common",
+    "opentelemetry.exporter.otlp.common.http",
+    "opentelemetry.exporter.otlp.proto.grpc.exporter",
+    "opentelemetry.exporter.otlp.proto.grpc.trace_exporter",
+)
+
+_log = logging.getLogger("harness.export")
+
+
+class ExportConfigError(ValueError):
+    """The export settings (flags or OTEL_* variables) are invalid; the message names the fix."""
+
+
+# --- where to --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ExportTarget:
+    """Resolved OTLP destination: full URL for http (with ``/v1/traces``), host URL for grpc."""
+
+    url: str
+    protocol: Protocol
+    source: str
+    """Where the URL came from: ``--otlp-endpoint`` or the variable's name (for messages)."""
+
+
+def _protocol(flag: str | None, environ: Mapping[str, str]) -> Protocol:
+    for source, raw in (
+        ("--otlp-protocol", flag),
+        ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")),
+    ):
+        if raw is None or not raw.strip():
+            continue
+        value = raw.strip().lower()
+        if value in ("http", "http/protobuf"):
+            return "http"
+        if value == "grpc":
+            return "grpc"
+        raise ExportConfigError(
+            f"{source}={raw!r} is not supported: use 'http' (OTLP/HTTP protobuf, the default) "
+            "or 'grpc'"
+        )
+    return "http"
+
+
+def _check_url(url: str, source: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ExportConfigError(
+            f"{source}={url!r} is not an OTLP endpoint URL: expected e.g. http://127.0.0.1:4318 "
+            "(http) or http://127.0.0.1:4317 (grpc)"
+        )
+    return url
+
+
+def _with_traces_path(base: str) -> str:
+    """Generic endpoint -> signal URL, as the OTel spec says: append ``v1/traces`` to the path."""
+    parts = urlsplit(base)
+    path = parts.path.rstrip("/")
+    if path.endswith(_TRACES_PATH):
+        return base  # already the signal URL (a friendly reading of --otlp-endpoint)
+    return parts._replace(path=path + _TRACES_PATH).geturl()
+
+
+def resolve_target(
+    endpoint: str | None,
+    protocol: str | None,
+    environ: Mapping[str, str] | None = None,
+) -> ExportTarget | None:
+    """The OTLP destination from the flags, else the OTEL_* variables; None: export is off."""
+    env = os.environ if environ is None else environ
+    proto = _protocol(protocol, env)
+    candidates = (
+        ("--otlp-endpoint", endpoint, False),
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), True),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", env.get("OTEL_EXPORTER_OTLP_ENDPOINT"), False),
+    )
+    for source, raw, is_signal_url in candidates:
+        if raw is None or not raw.strip():
+            continue
+        url = _check_url(raw.strip(), source)
+        if proto == "http" and not is_signal_url:
+            url = _with_traces_path(url)
+        return ExportTarget(url=url, protocol=proto, source=source)
+    return None
+
+
+def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool:
+    """``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` as a bool (unset: off)."""
+    env = os.environ if environ is None else environ
+    raw = env.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "")
+    value = raw.strip().lower()
+    if value in _CAPTURE_ON:
+        return True
+    if value in _CAPTURE_OFF:
+        return False
+    raise ExportConfigError(
+        f"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT={raw!r} is not understood: use "
+        "'true' or 'false' (or SPAN_ONLY / SPAN_AND_EVENT / NO_CONTENT)"
+    )
+
+
+# --- redaction on the way out ----------------------------------------------------------------
+
+
+class RedactingSpanExporter(SpanExporter):
+    """Rewrites spans before ``inner`` sees them: secrets masked, content kept only if opted in."""
+
+    def __init__(self, inner: SpanExporter, redactor: Redactor, *, capture_content: bool) -> None:
+        """Wrap ``inner``; ``capture_content=False`` also removes CONTENT_ATTRIBUTES."""
+        self.inner = inner
+        self.redactor = redactor
+        self.capture_content = capture_content
+
+    def _attributes(self, attributes: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        if not attributes:
+            return attributes
+        if not self.capture_content and not CONTENT_ATTRIBUTES.isdisjoint(attributes):
+            attributes = {k: v for k, v in attributes.items() if k not in CONTENT_ATTRIBUTES}
+        return self.redactor.redact_attributes(attributes)
+
+    def redact_span(self, span: ReadableSpan) -> ReadableSpan:
+        """The span itself when nothing changes, else a copy with the rewritten attributes."""
+        attributes = self._attributes(span.attributes)
+        events: list[Event] = []
+        events_changed = False
+        for event in span.events:
+            event_attributes = self._attributes(event.attributes)
+            if event_attributes is not event.attributes:
+                events_changed = True
+                event = Event(event.name, event_attributes, event.timestamp)
+            events.append(event)
+        if attributes is span.attributes and not events_changed:
+            return span
+        return ReadableSpan(
+            name=span.name,
+            context=span.context,
+            parent=span.parent,
+            resource=span.resource,
+            attributes=attributes,
+            events=events,
+            links=span.links,
+            kind=span.kind,
+            status=span.status,
+            start_time=span.start_time,
+            end_time=span.end_time,
+            instrumentation_scope=span.instrumentation_scope,
+        )
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Redact, then hand on."""
+        return self.inner.export([self.redact_span(span) for span in spans])
+
+    def shutdown(self) -> None:
+        """Shut the inner exporter down."""
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Flush the inner exporter."""
+        return self.inner.force_flush(timeout_millis)
+
+
+# --- one warning, not a log storm --------------------------------------------------------------
+
+
+class _SdkLogCatcher(logging.Filter):
+    """On the OTLP exporters' loggers: hands records to the guard exporting on this thread."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.active = threading.local()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        guard: GuardedExporter | None = getattr(self.active, "guard", None)
+        if guard is None:
+            return True
+        guard._note(record)
+        return False
+
+
+_catcher = _SdkLogCatcher()
+_catcher_lock = threading.Lock()
+_catcher_installed = False
+
+
+def _install_catcher() -> None:
+    global _catcher_installed
+    with _catcher_lock:
+        if _catcher_installed:
+            return
+        for name in _SDK_LOGGERS:
+            logging.getLogger(name).addFilter(_catcher)
+        _catcher_installed = True
+
+
+def _reason(record: logging.LogRecord | None) -> str:
+    """A short cause from the SDK's own failure log record."""
+    if record is None:
+        return "the exporter reported a failure"
+    args = record.args if isinstance(record.args, tuple) else ()
+    text = " ".join(str(arg) for arg in args) + " " + record.getMessage()
+    lowered = text.lower()
+    for needle, reason in (
+        ("connection refused", "connection refused"),
+        ("name or service not known", "host not found"),
+        ("nodename nor servname", "host not found"),
+        ("failed to resolve", "host not found"),
+        ("timed out", "timed out"),
+        ("deadline_exceeded", "timed out"),
+        ("unavailable", "unavailable (is the collector listening?)"),
+    ):
+        if needle in lowered:
+            return reason
+    for arg in args:
+        if isinstance(arg, int) and 100 <= arg < 600:
+            return f"HTTP {arg}"
+    message = record.getMessage()
+    return message if len(message) <= 160 else message[:157] + "..."
+
+
+def _probe(url: str, timeout_s: float = 1.0) -> str | None:
+    """Why a TCP connection to the URL's host fails, or None when it connects."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "", port), timeout=timeout_s):
+            return None
+    except ConnectionRefusedError:
+        return "connection refused"
+    except socket.gaierror:
+        return "host not found"
+    except TimeoutError:
+        return "timed out"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+
+
+class GuardedExporter(SpanExporter):
+    """Never raises, warns once on the first failure, and drops batches for a cool-down after."""
+
+    def __init__(
+        self,
+        inner: SpanExporter,
+        target: str,
+        *,
+        warn: Callable[[str], None] | None = None,
+        cooldown_s: float = DEFAULT_COOLDOWN_S,
+        probe_url: str | None = None,
+    ) -> None:
+        """Guard ``inner``, which exports to ``target`` (named in the warning).
+
+        ``probe_url``: where to try a TCP connection to explain a failure the SDK did not.
+        """
+        self.inner = inner
+        self.target = target
+        self.probe_url = probe_url
+        self._warn = warn or _log.warning
+        self.cooldown_s = cooldown_s
+        self._lock = threading.Lock()
+        self._last_record: logging.LogRecord | None = None
+        self._retry_at = 0.0
+        self._aborted = False
+        self._inner_shut = False
+        self.warned = False
+        self.exported_spans = 0
+        self.dropped_spans = 0
+
+    def _note(self, record: logging.LogRecord) -> None:
+        # The first record of a failed export names the cause; later ones say "max retries".
+        if self._last_record is None:
+            self._last_record = record
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Export via ``inner``; on failure warn (once) and start the cool-down."""
+        if self._aborted or time.monotonic() < self._retry_at:
+            self.dropped_spans += len(spans)
+            return SpanExportResult.FAILURE
+        _catcher.active.guard = self
+        self._last_record = None
+        try:
+            result = self.inner.export(spans)
+            error: BaseException | None = None
+        except Exception as exc:  # an exporter bug must not take the run down
+            result, error = SpanExportResult.FAILURE, exc
+        finally:
+            _catcher.active.guard = None
+        if result is SpanExportResult.SUCCESS:
+            self.exported_spans += len(spans)
+            return result
+        self.dropped_spans += len(spans)
+        self._retry_at = time.monotonic() + self.cooldown_s
+        self._warn_once(str(error) if error is not None else self._explain())
+        return SpanExportResult.FAILURE
+
+    def _explain(self) -> str:
+        record = self._last_record
+        generic = record is None or "due to timeout, max retries" in record.getMessage()
+        if generic and self.probe_url is not None:
+            # The SDK gave up before logging a cause (short timeout): ask the network ourselves.
+            found = _probe(self.probe_url)
+            if found is not None:
+                return found
+        return _reason(record)
+
+    def _warn_once(self, reason: str) -> None:
+        with self._lock:
+            if self.warned:
+                return
+            self.warned = True
+        self._warn(
+            f"OTLP export to {self.target} failed: {reason} — results and reports are still written"
+        )
+
+    def abort(self) -> None:
+        """Give up: later batches are dropped and a retry backoff in progress is cut short."""
+        self._aborted = True
+        self.shutdown()
+
+    def shutdown(self) -> None:
+        """Shut ``inner`` down once (its own shutdown warns when called twice)."""
+        with self._lock:
+            if self._inner_shut:
+                return
+            self._inner_shut = True
+        _catcher.active.guard = self
+        try:
+            self.inner.shutdown()
+        except Exception as exc:  # shutting down must not raise either
+            self._warn_once(f"shutdown failed: {exc}")
+        finally:
+            _catcher.active.guard = None
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Flush ``inner`` (OTLP exporters hold nothing)."""
+        try:
+            return self.inner.force_flush(timeout_millis)
+        except Exception:
+            return False
+
+
+# --- the pipeline ----------------------------------------------------------------------------
+
+
+def _resource(service_name: str | None) -> Resource:
+    attributes: dict[str, Any] = {}
+    in_env = os.environ.get("OTEL_SERVICE_NAME") or "service.name=" in os.environ.get(
+        "OTEL_RESOURCE_ATTRIBUTES", ""
+    )
+    if service_name is not None:
+        attributes[SERVICE_NAME] = service_name
+    elif not in_env:
+        attributes[SERVICE_NAME] = DEFAULT_SERVICE_NAME
+    return Resource.create(attributes)
+
+
+def _export_timeout(default: float) -> float | None:
+    """None when a variable sets it (the SDK reads it), else our shorter default."""
+    for name in ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"):
+        if os.environ.get(name, "").strip():
+            return None
+    return default
+
+
+def _otlp_exporter(target: ExportTarget, timeout: float | None) -> SpanExporter:
+    if target.protocol == "grpc":
+        try:
+            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+                OTLPSpanExporter as GrpcExporter,
+            )
+        except ImportError as exc:
+            raise ExportConfigError(
+                "OTLP over grpc needs opentelemetry-exporter-otlp-proto-grpc: "
+                "pip install 'toolcall-harness[otlp]'"
+            ) from exc
+        return GrpcExporter(endpoint=target.url, timeout=timeout)
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+            OTLPSpanExporter as HttpExporter,
+        )
+    except ImportError as exc:
+        raise ExportConfigError(
+            "OTLP over http needs opentelemetry-exporter-otlp-proto-http: "
+            "pip install 'toolcall-harness[otlp]'"
+        ) from exc
+    return HttpExporter(endpoint=target.url, timeout=timeout)
+
+
+def _file_exporter(path: Path) -> SpanExporter:
+    from tracing.otlp_json import OtlpJsonFileExporter
+
+    return OtlpJsonFileExporter(path)
+
+
+@dataclass(eq=False)
+class ExportPipeline:
+    """A TracerProvider wired to the configured exporters; ``shutdown()`` before exit."""
+
+    tracer_provider: TracerProvider | None
+    """None when nothing is exported (no endpoint, no trace file): skip the SpanEmitter."""
+    capture_content: bool
+    target: ExportTarget | None = None
+    trace_file: Path | None = None
+    guard: GuardedExporter | None = None
+    shutdown_timeout_s: float = DEFAULT_SHUTDOWN_TIMEOUT_S
+    _closed: bool = field(default=False, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    @property
+    def enabled(self) -> bool:
+        """True when spans go somewhere."""
+        return self.tracer_provider is not None
+
+    @property
+    def export_failed(self) -> bool:
+        """True once an OTLP export failed (the one warning was given)."""
+        return self.guard is not None and self.guard.warned
+
+    def _run_bounded(self, action: Callable[[], object], timeout_s: float) -> bool:
+        """Run ``action`` on a daemon thread; True if it finished within ``timeout_s``."""
+        worker = threading.Thread(target=action, name="harness-export-flush", daemon=True)
+        worker.start()
+        try:
+            worker.join(timeout_s)
+        except KeyboardInterrupt:
+            if self.guard is not None:
+                self.guard.abort()
+            raise
+        return not worker.is_alive()
+
+    def force_flush(self, timeout_s: float | None = None) -> bool:
+        """Export what is queued; False if that took longer than the timeout."""
+        if self.tracer_provider is None or self._closed:
+            return True
+        provider = self.tracer_provider
+        return self._run_bounded(
+            provider.force_flush, self.shutdown_timeout_s if timeout_s is None else timeout_s
+        )
+
+    def shutdown(self, timeout_s: float | None = None) -> None:
+        """Flush and close, within ``timeout_s``; idempotent; a Ctrl-C here aborts the flush."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        atexit.unregister(self.shutdown)
+        if self.tracer_provider is None:
+            return
+        limit = self.shutdown_timeout_s if timeout_s is None else timeout_s
+        if not self._run_bounded(self.tracer_provider.shutdown, limit) and self.guard is not None:
+            # Still exporting (a slow or black-holed backend): cut the retries short.
+            self.guard.abort()
+
+
+def configure_export(
+    endpoint: str | None = None,
+    protocol: str | None = None,
+    *,
+    capture_content: bool | None = None,
+    redactor: Redactor | None = None,
+    trace_file: str | Path | None = None,
+    service_name: str | None = None,
+    export_timeout_s: float = DEFAULT_EXPORT_TIMEOUT_S,
+    shutdown_timeout_s: float = DEFAULT_SHUTDOWN_TIMEOUT_S,
+    cooldown_s: float = DEFAULT_COOLDOWN_S,
+    warn: Callable[[str], None] | None = None,
+) -> ExportPipeline:
+    """Build the export pipeline for a run from the flags (None: the OTEL_* variables decide).
+
+    ``capture_content``: True/False from a flag, None to read
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``. ``redactor``: default key list when
+    None. ``warn`` receives the single failure line (default: the ``harness.export`` logger).
+    Raises ExportConfigError for a bad URL or protocol.
+    """
+    target = resolve_target(endpoint, protocol)
+    capture = capture_content_from_env() if capture_content is None else capture_content
+    redactor = Redactor() if redactor is None else redactor
+    path = Path(trace_file) if trace_file is not None else None
+    if target is None and path is None:
+        return ExportPipeline(tracer_provider=None, capture_content=capture)
+
+    provider = TracerProvider(resource=_resource(service_name), shutdown_on_exit=False)
+    guard: GuardedExporter | None = None
+    if target is not None:
+        _install_catcher()
+        otlp = _otlp_exporter(target, _export_timeout(export_timeout_s))
+        redacting = RedactingSpanExporter(otlp, redactor, capture_content=capture)
+        guard = GuardedExporter(
+            redacting, _display(target), warn=warn, cooldown_s=cooldown_s, probe_url=target.url
+        )
+        provider.add_span_processor(BatchSpanProcessor(guard))
+    if path is not None:
+        file_exporter = RedactingSpanExporter(
+            _file_exporter(path), redactor, capture_content=capture
+        )
+        provider.add_span_processor(BatchSpanProcessor(file_exporter))
+    pipeline = ExportPipeline(
+        tracer_provider=provider,
+        capture_content=capture,
+        target=target,
+        trace_file=path,
+        guard=guard,
+        shutdown_timeout_s=shutdown_timeout_s,
+    )
+    atexit.register(pipeline.shutdown)
+    return pipeline
+
+
+def _display(target: ExportTarget) -> str:
+    """The URL as shown in the warning: without credentials or query."""
+    parts = urlsplit(target.url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    base = f"{parts.scheme}://{netloc}"
+    if target.protocol == "http":
+        path = parts.path
+        if path.endswith(_TRACES_PATH):
+            path = path[: -len(_TRACES_PATH)]
+        return base + path.rstrip("/")
+    return base

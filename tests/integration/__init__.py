@@ -1,0 +1,1 @@
+"""Integration tests against real external services (Phoenix); run by `make test-integration`."""

@@ -1,3 +1,251 @@
-"""pytest plugin entry point (registered through ``pytest11``); inert unless its options are used."""
+"""pytest plugin (registered through ``pytest11``): scenario files as tests, and two fixtures.
+
+Inert unless used: loading it imports only pytest. Scenario collection is opt-in through
+``--harness-scenarios`` or the ini option ``harness_scenarios = true``; the fixtures import the
+recorder and the models only when a test asks for them.
+
+A scenario item runs through the same runner as ``harness run`` (``repeat``, ``pass_rate``,
+``timeout``, ``xfail`` included) and fails with the same text the console report prints: the
+reasons and the match table. Items carry no state between them, so pytest-xdist can spread
+them over processes.
+"""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Callable, Generator, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from _pytest._code.code import ExceptionInfo, TerminalRepr
+    from langchain_core.language_models import BaseChatModel
+
+    from harness.result import ScenarioResult
+    from harness.scenarios import Scenario
+    from tracing.callback import ToolCallRecorder
+
+INI_OPTION = "harness_scenarios"
+FLAG = "--harness-scenarios"
+SUFFIXES = (".yaml", ".yml")
+
+# A suite file has ``scenarios:`` as a top-level key; a regex on the text decides that without
+# parsing, so an unrelated YAML file is never collected and a broken suite still is (its
+# collection error then names file:line instead of the file being silently skipped).
+_SUITE_KEY = re.compile(rb"^scenarios[ \t]*:", re.MULTILINE)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--harness-scenarios`` and the ``harness_scenarios`` ini option."""
+    group = parser.getgroup("harness", "toolcall-harness")
+    group.addoption(
+        FLAG,
+        action="store_true",
+        default=False,
+        help="collect YAML scenario suites (*.yaml/*.yml with a top-level 'scenarios:' key) "
+        "under the given paths as test items",
+    )
+    parser.addini(
+        INI_OPTION,
+        type="bool",
+        default=False,
+        help="collect YAML scenario suites as test items (same as --harness-scenarios)",
+    )
+
+
+def scenarios_enabled(config: pytest.Config) -> bool:
+    """Is scenario collection switched on (flag or ini option)?"""
+    return bool(config.getoption(FLAG, default=False) or config.getini(INI_OPTION))
+
+
+def looks_like_suite(path: Path) -> bool:
+    """A ``*.yaml``/``*.yml`` file with a top-level ``scenarios:`` key."""
+    if path.suffix not in SUFFIXES:
+        return False
+    try:
+        return _SUITE_KEY.search(path.read_bytes()) is not None
+    except OSError:
+        return False
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Collect scenario suites when switched on; everything else is left to pytest."""
+    if file_path.suffix not in SUFFIXES or not scenarios_enabled(parent.config):
+        return None
+    if not looks_like_suite(file_path):
+        return None
+    node: ScenarioFile = ScenarioFile.from_parent(parent, path=file_path)
+    return node
+
+
+# --- collection -----------------------------------------------------------------------------
+
+
+class ScenarioFile(pytest.File):
+    """One YAML suite file: loads and compiles it, yields one node per suite."""
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        """Load the file; a configuration problem becomes a collection error naming file:line."""
+        from harness.scenarios import ConfigError, load_file
+
+        try:
+            suite = load_file(self.path)
+        except ConfigError as exc:
+            # CollectError is shown as its message alone, without a traceback of the loader.
+            raise self.CollectError(str(exc)) from None
+        if suite.scenarios:
+            yield SuiteNode.from_parent(self, name=suite.name, scenarios=suite.scenarios)
+
+
+class SuiteNode(pytest.Collector):
+    """The suite level of ``file.yaml::suite::scenario``."""
+
+    def __init__(self, *, scenarios: Sequence[Scenario], **kwargs: Any) -> None:
+        """Keep the compiled scenarios of this suite."""
+        super().__init__(**kwargs)
+        self.scenarios = tuple(scenarios)
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        """One item per scenario, in file order."""
+        for scenario in self.scenarios:
+            yield ScenarioItem.from_parent(self, name=scenario.name, scenario=scenario)
+
+
+class ScenarioFailure(Exception):
+    """A scenario that failed or errored; ``repr_failure`` renders its result."""
+
+    def __init__(self, result: ScenarioResult) -> None:
+        """Carry the result; the message is the reasons, for anything that prints it."""
+        super().__init__("; ".join(result.reasons) or result.status)
+        self.result = result
+
+
+class ScenarioItem(pytest.Item):
+    """One scenario as a test: runs it through the harness runner, fails with its match table."""
+
+    def __init__(self, *, scenario: Scenario, **kwargs: Any) -> None:
+        """Keep the scenario; an ``xfail`` in the YAML becomes pytest's own xfail mark."""
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        if scenario.xfail is not None:
+            # pytest's marker, so --runxfail, the xfail summary and JUnit "skipped" all apply.
+            self.add_marker(pytest.mark.xfail(reason=scenario.xfail, strict=False))
+
+    def runtest(self) -> None:
+        """Run every ``repeat`` of the scenario; raise ScenarioFailure unless it passed."""
+        result = run_scenario(_without_xfail(self.scenario))
+        self.user_properties.append(("harness_status", result.status))
+        self.user_properties.append(("harness_runs", f"{result.passes}/{result.repeat}"))
+        scores = _scores_text(result)
+        if scores:
+            self.user_properties.append(("harness_scores", scores))
+        if result.status not in ("passed", "xpassed"):
+            raise ScenarioFailure(result)
+
+    def repr_failure(
+        self,
+        excinfo: ExceptionInfo[BaseException],
+        style: Any = None,
+    ) -> str | TerminalRepr:
+        """The reasons and the match table, as the console report prints them."""
+        if isinstance(excinfo.value, ScenarioFailure):
+            return failure_text(excinfo.value.result)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the scenario sits in its file, for pytest's headers and ``--junitxml``."""
+        line = self.scenario.line - 1 if self.scenario.line else None
+        return self.path, line, self.scenario.id
+
+
+def _without_xfail(scenario: Scenario) -> Scenario:
+    """The runner inverts xfail verdicts; pytest's mark does that here, so hand it the raw one."""
+    if scenario.xfail is None:
+        return scenario
+    from harness.runner import with_overrides
+
+    return with_overrides(scenario, xfail=None)
+
+
+# --- adapters over the runner and the report (see the report: wanted as public functions) ---
+
+
+def run_scenario(scenario: Scenario) -> ScenarioResult:
+    """Run one scenario synchronously, as ``harness run`` would, and return its result."""
+    from harness.runner import RunOptions, run_scenarios
+
+    suite = run_scenarios([scenario], RunOptions(concurrency=1))
+    if suite.interrupted or not suite.scenarios:
+        # run_scenarios turns the first Ctrl-C into a partial result; in pytest it must stop
+        # the session as usual.
+        raise KeyboardInterrupt
+    return suite.scenarios[0]
+
+
+def failure_text(result: ScenarioResult) -> str:
+    """The plain-text failure section of the console report for one scenario."""
+    from harness.report import failure_text as render
+
+    return render(result)
+
+
+def _scores_text(result: ScenarioResult) -> str:
+    from harness.report import scores_text
+
+    return scores_text(result)
+
+
+# --- fixtures -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tool_recorder() -> ToolCallRecorder:
+    """A fresh ToolCallRecorder; pass ``tool_recorder.config`` to ``invoke``/``ainvoke``."""
+    from tracing.callback import ToolCallRecorder
+
+    return ToolCallRecorder()
+
+
+ModelFactory = Callable[..., "BaseChatModel"]
+
+
+@pytest.fixture
+def harness_model() -> ModelFactory:
+    """A factory of the harness's chat models: ``harness_model("demo")``, ``(script=[...])``."""
+    from harness.models import make_model
+
+    def factory(spec: Any = None, *, script: Sequence[Any] | None = None) -> BaseChatModel:
+        """``demo`` by default; ``script=[...]`` alone means the scripted model."""
+        if spec is None and script is not None:
+            spec = {"provider": "scripted"}
+        return make_model(spec, script=script)
+
+    return factory
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed test that used ``tool_recorder`` gets a section listing the calls it saw."""
+    report = yield
+    if call.when != "call" or not report.failed:
+        return report
+    recorder = getattr(item, "funcargs", {}).get("tool_recorder")
+    if recorder is None:
+        return report
+    calls = recorder.calls()
+    lines = [f"{index}. {_call_line(c)}" for index, c in enumerate(calls, 1)] or ["(none)"]
+    report.sections.append(("harness: recorded tool calls", "\n".join(lines)))
+    return report
+
+
+def _call_line(call: Any) -> str:
+    from harness.report import describe_call
+
+    text: str = describe_call(call)
+    if call.status != "ok":
+        text += f" [{call.status}{': ' + call.error if call.error else ''}]"
+    return text

@@ -56,7 +56,7 @@ _OUTPUT_MESSAGES = GENAI_OUTPUT_MESSAGES
 _TOOL_MESSAGE_ERROR = "tool_error"
 """``error.type`` of a tool that returned an error ToolMessage (no exception reached us)."""
 
-SCENARIO_NAME = "harness.scenario.name"
+SCENARIO_NAME = "harness.scenario"
 """Attribute carrying the scenario name on the span made by ``start_scenario``."""
 
 _INSTRUMENTATION = "toolcall-harness"

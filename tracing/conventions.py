@@ -1,0 +1,162 @@
+"""Attribute names of the three span conventions that carry tool calls, in one table.
+
+Checked against the instrumentations' own sources (versions in the ``dev`` extra):
+
+* OTel GenAI semantic conventions, as written by ``tracing.SpanEmitter`` and the official
+  ``opentelemetry-instrumentation-genai-langchain`` (``opentelemetry.util.genai``): a tool span
+  has ``gen_ai.operation.name = execute_tool``, ``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
+  opt-in ``gen_ai.tool.call.arguments`` (a JSON object) / ``gen_ai.tool.call.result``, and
+  ``error.type`` on failure. A chat span (``gen_ai.operation.name = chat``) carries the requested
+  calls, with content capture on, in ``gen_ai.output.messages``: a JSON list of messages whose
+  ``parts`` include ``{"type": "tool_call", "id", "name", "arguments"}``.
+* OpenInference (``openinference-instrumentation-langchain``): a tool span has
+  ``openinference.span.kind = TOOL`` (``AGENT`` instead when the tool's name contains "agent",
+  so ``tool.name`` is the reliable marker), ``tool.name``, ``input.value`` (the JSON of the
+  structured input, but a bare string when the input has one string-valued key) and
+  ``output.value`` (the JSON of the returned ``ToolMessage``, whose ``data`` holds
+  ``tool_call_id`` and ``status``). No call id sits on the span itself. An ``LLM`` span lists the
+  requested calls flattened: ``llm.output_messages.N.message.tool_calls.M.tool_call.id`` /
+  ``.function.name`` / ``.function.arguments``.
+* Traceloop / OpenLLMetry (``opentelemetry-instrumentation-langchain``): a tool span has
+  ``traceloop.span.kind = tool``, ``traceloop.entity.name`` and ``traceloop.entity.input`` = JSON
+  ``{"input_str", "inputs", "kwargs": {"tool_call_id"}, "tags", "metadata"}``,
+  ``traceloop.entity.output`` = JSON ``{"output": <ToolMessage, LangChain-serialised>, "kwargs"}``.
+  It also sets ``gen_ai.operation.name = execute_tool`` with ``gen_ai.tool.call.arguments`` holding
+  that same envelope, so it must be recognised before the GenAI convention. Its chat spans carry
+  ``gen_ai.output.messages`` (0.4x+) or, in older releases, the flattened
+  ``gen_ai.completion.N.tool_calls.M.id`` / ``.name`` / ``.arguments``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+ConventionName = Literal["genai", "openinference", "traceloop"]
+
+ERROR_TYPE = "error.type"
+EXCEPTION_EVENT = "exception"
+EXCEPTION_MESSAGE = "exception.message"
+EXCEPTION_TYPE = "exception.type"
+
+GENAI_OPERATION = "gen_ai.operation.name"
+GENAI_OUTPUT_MESSAGES = "gen_ai.output.messages"
+GENAI_CHAT_OPERATIONS = frozenset(("chat", "text_completion", "generate_content"))
+
+OPENINFERENCE_METADATA = "metadata"
+TRACELOOP_NODE = "traceloop.association.properties.langgraph_node"
+
+
+@dataclass(frozen=True, slots=True)
+class Convention:
+    """Where one convention puts each part of a tool call on its spans."""
+
+    name: ConventionName
+    kind_key: str
+    """The attribute that tells the span's kind."""
+    tool_kind: str
+    """The value of ``kind_key`` on a tool span."""
+    tool_name: tuple[str, ...]
+    """Attributes holding the tool's name, tried in order; any one of them marks a tool span."""
+    call_id: str | None
+    """Attribute with the model's tool call id on the tool span (None: not on the span)."""
+    arguments: str
+    result: str
+    chat_kind: str
+    """The value of ``kind_key`` (GenAI: ``gen_ai.operation.name``) on a chat span."""
+    requested_pattern: re.Pattern[str] | None
+    """Flattened requested-call attributes on a chat span: groups message, call, field."""
+    requested_fields: Mapping[str, str]
+    """Field suffix in ``requested_pattern`` -> ``id`` / ``name`` / ``arguments``."""
+    lossy_arguments: bool
+    """True when the tool span's arguments can lose their parameter names (prefer the request)."""
+    node: str | None
+    """Attribute with the LangGraph node of the run, when the convention records it."""
+
+
+GENAI = Convention(
+    name="genai",
+    kind_key=GENAI_OPERATION,
+    tool_kind="execute_tool",
+    tool_name=("gen_ai.tool.name",),
+    call_id="gen_ai.tool.call.id",
+    arguments="gen_ai.tool.call.arguments",
+    result="gen_ai.tool.call.result",
+    chat_kind="chat",
+    requested_pattern=None,
+    requested_fields={},
+    lossy_arguments=False,
+    node=None,
+)
+
+OPENINFERENCE = Convention(
+    name="openinference",
+    kind_key="openinference.span.kind",
+    tool_kind="TOOL",
+    tool_name=("tool.name",),
+    call_id=None,
+    arguments="input.value",
+    result="output.value",
+    chat_kind="LLM",
+    requested_pattern=re.compile(
+        r"^llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\."
+        r"(id|function\.name|function\.arguments)$"
+    ),
+    requested_fields={
+        "id": "id",
+        "function.name": "name",
+        "function.arguments": "arguments",
+    },
+    lossy_arguments=True,
+    node=None,
+)
+
+TRACELOOP = Convention(
+    name="traceloop",
+    kind_key="traceloop.span.kind",
+    tool_kind="tool",
+    tool_name=("traceloop.entity.name", "gen_ai.tool.name"),
+    call_id=None,
+    arguments="traceloop.entity.input",
+    result="traceloop.entity.output",
+    chat_kind="chat",
+    requested_pattern=re.compile(
+        r"^gen_ai\.completion\.(\d+)\.tool_calls\.(\d+)\.(id|name|arguments)$"
+    ),
+    requested_fields={"id": "id", "name": "name", "arguments": "arguments"},
+    lossy_arguments=False,
+    node=TRACELOOP_NODE,
+)
+
+CONVENTIONS: tuple[Convention, ...] = (TRACELOOP, OPENINFERENCE, GENAI)
+"""Detection order: Traceloop first, since its tool spans also carry GenAI attributes."""
+
+SpanRole = Literal["tool", "chat"]
+
+
+def classify(attributes: Mapping[str, Any]) -> tuple[SpanRole, Convention] | None:
+    """Tell whether a span is a tool span or a chat span, and of which convention."""
+    if attributes.get(TRACELOOP.kind_key) == TRACELOOP.tool_kind:
+        return "tool", TRACELOOP
+    if OPENINFERENCE.tool_name[0] in attributes:
+        return "tool", OPENINFERENCE
+    if attributes.get(OPENINFERENCE.kind_key) == OPENINFERENCE.tool_kind:
+        return "tool", OPENINFERENCE
+    operation = attributes.get(GENAI_OPERATION)
+    if operation == GENAI.tool_kind:
+        return "tool", GENAI
+    if attributes.get(OPENINFERENCE.kind_key) == OPENINFERENCE.chat_kind:
+        return "chat", OPENINFERENCE
+    if operation in GENAI_CHAT_OPERATIONS:
+        # Traceloop's chat spans carry no traceloop.span.kind; the legacy flattened
+        # completions tell them apart from a GenAI chat span.
+        if GENAI_OUTPUT_MESSAGES not in attributes and any(
+            key.startswith("gen_ai.completion.") for key in attributes
+        ):
+            return "chat", TRACELOOP
+        return "chat", GENAI
+    if attributes.get("llm.request.type") == "chat":
+        return "chat", TRACELOOP
+    return None

@@ -1,0 +1,463 @@
+"""OTLP JSON, as the OpenTelemetry Collector's file exporter writes it: write spans, stream calls.
+
+Format: one ``ExportTraceServiceRequest`` JSON object per line (``resourceSpans`` ->
+``scopeSpans`` -> ``spans``), ids as lowercase hex, times as decimal strings of nanoseconds,
+attributes as ``{"key", "value": {"stringValue" | "intValue" | "doubleValue" | "boolValue" |
+"arrayValue" | "kvlistValue" | "bytesValue"}}``, enums as integers, empty fields left out.
+
+Reading streams line by line and never holds the file. Which traces are held, and when a trace
+is complete (the rule):
+
+* Only *open* traces are held, and of each only what the tool-call conversion needs (its tool and
+  chat spans, and the parent link of every span), so memory is bounded by the open traces, not
+  by the file.
+* A trace is complete at the end of the line that brought its root span (a span without a
+  parent). Exporters write a span when it ends and a root ends after its children, so a file
+  written by an SDK or by the Collector has every span of a trace before (or on the line of) its
+  root. A trace whose root is not in the file (its root lives in another service) is complete
+  at the end of the file.
+* A span that arrives after its trace was complete is reported as an error and skipped (the
+  last 65,536 completed trace ids are remembered for this; an older trace would be yielded a
+  second time, at the end of the file). Pass ``complete_on_root=False`` for files that break
+  the rule: then every trace is held to the end of the file, and memory grows with it.
+
+A line that is not valid JSON, or not shaped like a request, is reported as an
+:class:`OtlpJsonError` (``path:line: what``) in ``reader.errors`` (or as a warning through the
+module functions) and skipped; every other line and trace still comes out.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.trace import SpanKind, StatusCode
+
+from tracing.exporter import SpanEvent, SpanStatus, SpanView, calls_from_spans, relevant_role
+from tracing.records import ToolCall
+
+__all__ = [
+    "OtlpJsonError",
+    "OtlpJsonFileExporter",
+    "OtlpJsonReader",
+    "OtlpJsonWarning",
+    "iter_spans",
+    "iter_trace_calls",
+    "span_to_otlp",
+    "write_spans",
+]
+
+_STATUS_CODES: dict[StatusCode, int] = {StatusCode.UNSET: 0, StatusCode.OK: 1, StatusCode.ERROR: 2}
+_STATUS_NAMES: dict[int, SpanStatus] = {0: "UNSET", 1: "OK", 2: "ERROR"}
+_STATUS_TEXT: dict[str, SpanStatus] = {
+    "STATUS_CODE_UNSET": "UNSET",
+    "STATUS_CODE_OK": "OK",
+    "STATUS_CODE_ERROR": "ERROR",
+}
+_REMEMBERED_COMPLETE = 65_536
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def _any_value(value: Any) -> dict[str, Any]:
+    """One attribute value as an OTLP ``AnyValue``."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}  # int64 is a string in proto3 JSON
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, str):
+        return {"stringValue": value}
+    if isinstance(value, (bytes, bytearray)):
+        return {"bytesValue": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, Mapping):
+        return {"kvlistValue": {"values": _attributes(value)}}
+    if isinstance(value, Sequence):
+        return {"arrayValue": {"values": [_any_value(item) for item in value]}}
+    return {"stringValue": str(value)}
+
+
+def _attributes(attributes: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    return [{"key": key, "value": _any_value(value)} for key, value in (attributes or {}).items()]
+
+
+def span_to_otlp(span: ReadableSpan) -> dict[str, Any]:
+    """One SDK span as an OTLP JSON ``Span`` object (empty fields left out, as the Collector)."""
+    context = span.context
+    if context is None:
+        raise ValueError(f"span {span.name!r} has no span context; it cannot be written")
+    out: dict[str, Any] = {
+        "traceId": format(context.trace_id, "032x"),
+        "spanId": format(context.span_id, "016x"),
+    }
+    if context.trace_state:
+        out["traceState"] = context.trace_state.to_header()
+    if span.parent is not None:
+        out["parentSpanId"] = format(span.parent.span_id, "016x")
+    out["flags"] = 0x100 | int(context.trace_flags)  # bit 8: the has-is-remote flag is known
+    out["name"] = span.name
+    out["kind"] = _kind(span.kind)
+    out["startTimeUnixNano"] = str(span.start_time or 0)
+    out["endTimeUnixNano"] = str(span.end_time or 0)
+    if span.attributes:
+        out["attributes"] = _attributes(span.attributes)
+    if span.events:
+        out["events"] = [
+            {
+                "timeUnixNano": str(event.timestamp),
+                "name": event.name,
+                **({"attributes": _attributes(event.attributes)} if event.attributes else {}),
+            }
+            for event in span.events
+        ]
+    if span.links:
+        out["links"] = [
+            {
+                "traceId": format(link.context.trace_id, "032x"),
+                "spanId": format(link.context.span_id, "016x"),
+                **({"attributes": _attributes(link.attributes)} if link.attributes else {}),
+            }
+            for link in span.links
+        ]
+    status: dict[str, Any] = {}
+    if span.status.description:
+        status["message"] = span.status.description
+    code = _STATUS_CODES[span.status.status_code]
+    if code:
+        status["code"] = code
+    out["status"] = status
+    return out
+
+
+def _kind(kind: SpanKind) -> int:
+    # The API's SpanKind starts at INTERNAL = 0; OTLP's at UNSPECIFIED = 0, INTERNAL = 1.
+    return int(kind.value) + 1
+
+
+def _request(spans: Iterable[ReadableSpan]) -> dict[str, Any]:
+    """Group spans by resource, then scope, in first-seen order: one ExportTraceServiceRequest."""
+    resources: dict[int, tuple[Any, dict[tuple[str, str, str], list[dict[str, Any]]]]] = {}
+    for span in spans:
+        resource = span.resource
+        _, scopes = resources.setdefault(id(resource), (resource, {}))
+        scope = span.instrumentation_scope
+        key = (scope.name, scope.version or "", scope.schema_url or "") if scope else ("", "", "")
+        scopes.setdefault(key, []).append(span_to_otlp(span))
+    resource_spans = []
+    for resource, scopes in resources.values():
+        scope_spans = []
+        for (name, version, schema_url), items in scopes.items():
+            scope_obj: dict[str, Any] = {"name": name}
+            if version:
+                scope_obj["version"] = version
+            entry: dict[str, Any] = {"scope": scope_obj, "spans": items}
+            if schema_url:
+                entry["schemaUrl"] = schema_url
+            scope_spans.append(entry)
+        block: dict[str, Any] = {
+            "resource": {"attributes": _attributes(resource.attributes if resource else None)},
+            "scopeSpans": scope_spans,
+        }
+        if resource is not None and resource.schema_url:
+            block["schemaUrl"] = resource.schema_url
+        resource_spans.append(block)
+    return {"resourceSpans": resource_spans}
+
+
+def write_spans(spans: Iterable[ReadableSpan], fp: IO[str]) -> int:
+    """Write spans as one OTLP JSON line (one ExportTraceServiceRequest); return the count."""
+    items = list(spans)
+    if not items:
+        return 0
+    fp.write(json.dumps(_request(items), separators=(",", ":"), ensure_ascii=False))
+    fp.write("\n")
+    return len(items)
+
+
+class OtlpJsonFileExporter(SpanExporter):
+    """A SpanExporter appending each batch to a file as one OTLP JSON line. Thread-safe."""
+
+    def __init__(self, path: str | Path) -> None:
+        """Append to ``path`` (created on the first export, with its parent folders)."""
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._file: IO[str] | None = None
+        self._closed = False
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Write the batch as one line and flush it."""
+        with self._lock:
+            if self._closed:
+                return SpanExportResult.FAILURE
+            if self._file is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = self.path.open("a", encoding="utf-8")
+            write_spans(spans, self._file)
+            self._file.flush()
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        """Close the file; later exports fail."""
+        with self._lock:
+            self._closed = True
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Every export is flushed as it is written."""
+        return True
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OtlpJsonError:
+    """A line (or a span on it) that could not be read; the rest of the file still is."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        """``path:line: message``, like a compiler."""
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+class OtlpJsonWarning(UserWarning):
+    """Issued for each unreadable line when no error list is given to the module functions."""
+
+
+class _BadSpan(ValueError):
+    pass
+
+
+def _hex_id(value: Any, size: int, what: str) -> str:
+    """An id as lowercase hex: OTLP JSON writes hex; protobuf's own JSON writes base64."""
+    if not isinstance(value, str) or not value:
+        raise _BadSpan(f"{what} missing or not a string: {value!r:.60}")
+    if len(value) == size * 2:
+        try:
+            int(value, 16)
+            return value.lower()
+        except ValueError:
+            pass
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) == size:
+        return raw.hex()
+    raise _BadSpan(
+        f"{what} {value!r:.60} is neither {size * 2} hex digits nor base64 of {size} bytes"
+    )
+
+
+def _value(any_value: Any) -> Any:
+    """An OTLP ``AnyValue`` back to a Python value."""
+    if not isinstance(any_value, Mapping):
+        return None
+    for key, value in any_value.items():
+        if key == "stringValue":
+            return value
+        if key == "boolValue":
+            return bool(value)
+        if key == "intValue":
+            return int(value)
+        if key == "doubleValue":
+            return float(value)
+        if key == "arrayValue":
+            return tuple(_value(item) for item in (value or {}).get("values", ()))
+        if key == "kvlistValue":
+            return _read_attributes((value or {}).get("values"))
+        if key == "bytesValue":
+            return base64.b64decode(value)
+    return None
+
+
+def _read_attributes(items: Any) -> dict[str, Any]:
+    if not items:
+        return {}
+    if not isinstance(items, list):
+        raise _BadSpan(f"attributes must be a list of {{key, value}}, got {type(items).__name__}")
+    out: dict[str, Any] = {}
+    for item in items:
+        if not isinstance(item, Mapping) or not isinstance(item.get("key"), str):
+            raise _BadSpan(f"attribute without a string key: {item!r:.60}")
+        out[item["key"]] = _value(item.get("value"))
+    return out
+
+
+def _status(status: Any) -> tuple[SpanStatus, str | None]:
+    if not isinstance(status, Mapping):
+        return "UNSET", None
+    code = status.get("code", 0)
+    name = _STATUS_TEXT.get(code) if isinstance(code, str) else _STATUS_NAMES.get(int(code))
+    message = status.get("message")
+    return name or "UNSET", message if isinstance(message, str) and message else None
+
+
+def _view(span: Any) -> SpanView:
+    """One OTLP JSON span as a SpanView (raises _BadSpan naming what is wrong)."""
+    if not isinstance(span, Mapping):
+        raise _BadSpan(f"a span must be an object, got {type(span).__name__}")
+    parent = span.get("parentSpanId")
+    status, message = _status(span.get("status"))
+    events = span.get("events") or ()
+    return SpanView(
+        trace_id=_hex_id(span.get("traceId"), 16, "traceId"),
+        span_id=_hex_id(span.get("spanId"), 8, "spanId"),
+        parent_id=_hex_id(parent, 8, "parentSpanId") if parent else None,
+        name=str(span.get("name", "")),
+        attributes=_read_attributes(span.get("attributes")),
+        start_ns=int(span.get("startTimeUnixNano") or 0),
+        end_ns=int(span.get("endTimeUnixNano") or 0),
+        status=status,
+        status_message=message,
+        events=tuple(
+            SpanEvent(str(e.get("name", "")), _read_attributes(e.get("attributes")))
+            for e in events
+            if isinstance(e, Mapping)
+        ),
+    )
+
+
+def _spans_of(request: Any) -> Iterator[Any]:
+    if not isinstance(request, Mapping) or not isinstance(request.get("resourceSpans"), list):
+        raise _BadSpan("not an ExportTraceServiceRequest: no 'resourceSpans' list")
+    for resource_spans in request["resourceSpans"]:
+        scopes = resource_spans.get("scopeSpans") if isinstance(resource_spans, Mapping) else None
+        for scope_spans in scopes if isinstance(scopes, list) else ():
+            spans = scope_spans.get("spans") if isinstance(scope_spans, Mapping) else None
+            yield from spans if isinstance(spans, list) else ()
+
+
+@dataclass(slots=True)
+class _OpenTrace:
+    views: list[SpanView] = field(default_factory=list)
+    parents: dict[str, str | None] = field(default_factory=dict)
+    relevant: bool = False
+
+
+class OtlpJsonReader:
+    """Stream spans, or tool calls per trace, out of an OTLP JSON file; errors collect here."""
+
+    def __init__(self, path: str | Path, *, complete_on_root: bool = True) -> None:
+        """Read ``path``; see the module docstring for when a trace counts as complete."""
+        self.path = Path(path)
+        self.complete_on_root = complete_on_root
+        self.errors: list[OtlpJsonError] = []
+
+    def _error(self, line: int, message: str) -> None:
+        self.errors.append(OtlpJsonError(str(self.path), line, message))
+
+    def _lines(self) -> Iterator[tuple[int, list[SpanView]]]:
+        """(line number, the spans on it) for each readable line; bad lines become errors."""
+        with self.path.open(encoding="utf-8", errors="replace") as fp:
+            for number, line in enumerate(fp, 1):
+                if not line.strip():
+                    continue
+                try:
+                    request = json.loads(line)
+                    raw_spans = list(_spans_of(request))
+                except ValueError as exc:  # JSONDecodeError and _BadSpan
+                    self._error(number, f"not an OTLP JSON request: {exc}")
+                    continue
+                views = []
+                for position, raw in enumerate(raw_spans):
+                    try:
+                        views.append(_view(raw))
+                    except (TypeError, ValueError, AttributeError) as exc:
+                        self._error(number, f"span {position} skipped: {exc}")
+                yield number, views
+
+    def iter_spans(self) -> Iterator[SpanView]:
+        """Every readable span, in file order."""
+        for _, views in self._lines():
+            yield from views
+
+    def iter_trace_calls(self) -> Iterator[tuple[str, list[ToolCall]]]:
+        """(trace id, its calls in request order) per trace with tool or chat spans."""
+        open_traces: dict[str, _OpenTrace] = {}
+        complete: OrderedDict[str, int] = OrderedDict()
+        for number, views in self._lines():
+            finished: list[str] = []
+            for view in views:
+                if view.trace_id in complete:
+                    self._error(
+                        number,
+                        f"span {view.span_id} of trace {view.trace_id} arrives after the trace "
+                        f"was complete (root span on line {complete[view.trace_id]}); skipped",
+                    )
+                    continue
+                trace = open_traces.get(view.trace_id)
+                if trace is None:
+                    trace = open_traces[view.trace_id] = _OpenTrace()
+                if relevant_role(view.attributes) is not None:
+                    trace.views.append(view)
+                    trace.relevant = True
+                else:
+                    trace.parents[view.span_id] = view.parent_id
+                if view.parent_id is None and self.complete_on_root:
+                    finished.append(view.trace_id)
+            for trace_id in finished:
+                trace = open_traces.pop(trace_id, None)
+                if trace is None:
+                    continue  # two roots on one line
+                complete[trace_id] = number
+                if len(complete) > _REMEMBERED_COMPLETE:
+                    complete.popitem(last=False)
+                if trace.relevant:
+                    yield trace_id, calls_from_spans(trace.views, trace.parents)
+        for trace_id, trace in open_traces.items():
+            if trace.relevant:
+                yield trace_id, calls_from_spans(trace.views, trace.parents)
+
+
+def _report(reader: OtlpJsonReader, errors: list[OtlpJsonError] | None, seen: int) -> int:
+    for error in reader.errors[seen:]:
+        if errors is not None:
+            errors.append(error)
+        else:
+            warnings.warn(str(error), OtlpJsonWarning, stacklevel=3)
+    return len(reader.errors)
+
+
+def iter_spans(
+    path: str | Path, *, errors: list[OtlpJsonError] | None = None
+) -> Iterator[SpanView]:
+    """Stream every span of an OTLP JSON file; unreadable lines go to ``errors`` (or warn)."""
+    reader = OtlpJsonReader(path)
+    seen = 0
+    for view in reader.iter_spans():
+        seen = _report(reader, errors, seen)
+        yield view
+    _report(reader, errors, seen)
+
+
+def iter_trace_calls(
+    path: str | Path,
+    *,
+    errors: list[OtlpJsonError] | None = None,
+    complete_on_root: bool = True,
+) -> Iterator[tuple[str, list[ToolCall]]]:
+    """Stream (trace id, calls) out of an OTLP JSON file; unreadable lines go to ``errors``."""
+    reader = OtlpJsonReader(path, complete_on_root=complete_on_root)
+    seen = 0
+    for item in reader.iter_trace_calls():
+        seen = _report(reader, errors, seen)
+        yield item
+    _report(reader, errors, seen)

@@ -29,7 +29,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy harness tracing
 
-unit: $(STAMP)
+unit: $(STAMP) browser-deps
 	$(PY) -m pytest -q
 
 test: lint typecheck unit
@@ -71,6 +71,15 @@ $(PHOENIX_STAMP):
 
 test-integration: $(STAMP) $(PHOENIX_STAMP)
 	HARNESS_INTEGRATION=1 PHOENIX_VENV=$(PHOENIX_VENV) $(PY) -m pytest -q -p no:cacheprovider --durations=5 tests/integration
+
+# The HTML report's browser test (tests/browser/) drives Debian's Chromium through Playwright;
+# Playwright never downloads a browser. Installs the `chromium` package only when it is missing.
+.PHONY: browser-deps
+browser-deps:
+	@test -x /usr/bin/chromium || { \
+		sudo=$$(test "$$(id -u)" -eq 0 || echo sudo); \
+		$$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	}
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) reports .pytest_cache .mypy_cache .ruff_cache .hypothesis

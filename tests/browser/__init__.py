@@ -1,0 +1,1 @@
+"""Tests that open reports in a real browser (Debian's Chromium, driven by Playwright)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -145,25 +145,34 @@ def strict_equal(expected: Any, actual: Any) -> bool:
     """Nested equality: types must agree (3 != 3.0, True != 1), dict order ignored, NaN unequal."""
     cls = expected.__class__
     other = actual.__class__
-    if cls in _EXACT_SCALARS and other in _EXACT_SCALARS:
-        return cls is other and bool(expected == actual)
     if cls is dict and other is dict:
         if len(expected) != len(actual):
             return False
         get = actual.get
         for key, value in expected.items():
             found = get(key, ABSENT)
-            if found is ABSENT or not strict_equal(value, found):
+            inner = value.__class__
+            # Same exact scalar type on both sides: the recursive call would just compare them.
+            if inner is found.__class__ and inner in _EXACT_SCALARS:
+                if value != found:
+                    return False
+            elif found is ABSENT or not strict_equal(value, found):
                 return False
         return True
     if cls is list and other is list:
         if len(expected) != len(actual):
             return False
         # A plain loop: all() over a generator costs more than the comparisons on short lists.
-        for a, b in zip(expected, actual, strict=True):  # noqa: SIM110
-            if not strict_equal(a, b):
+        for a, b in zip(expected, actual, strict=True):
+            inner = a.__class__
+            if inner is b.__class__ and inner in _EXACT_SCALARS:
+                if a != b:
+                    return False
+            elif not strict_equal(a, b):
                 return False
         return True
+    if cls in _EXACT_SCALARS and other in _EXACT_SCALARS:
+        return cls is other and bool(expected == actual)
     return _strict_equal_general(expected, actual)
 
 
@@ -200,6 +209,102 @@ def _strict_equal_general(expected: Any, actual: Any) -> bool:
         return type(expected) is type(actual) and bool(expected == actual)
     except Exception:  # an exotic __eq__ must not crash a scoring run
         return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Literal keys: equivalence as hashing, for literal-only patterns
+# ---------------------------------------------------------------------------------------------
+
+
+class _KeyTag:
+    """A marker inside literal keys: compared by identity, it equals no value and no other tag."""
+
+    __slots__ = ("label",)
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def __repr__(self) -> str:
+        return f"<{self.label}>"
+
+
+# bool and None get tags: True == 1 and hash(True) == hash(1), so raw bools would meet numbers.
+_KEY_TRUE = _KeyTag("true")
+_KEY_FALSE = _KeyTag("false")
+_KEY_NULL = _KeyTag("null")
+_KEY_LIST = _KeyTag("list")
+_KEY_DICT = _KeyTag("dict")
+
+
+def literal_key(value: Any, top: bool = True) -> Hashable | None:
+    """A hashable key, equal for two literals exactly when §3 calls them equivalent; else None.
+
+    ``top=True`` keys a top-level argument value (numbers by value: a number is its own key, and
+    Python hashes equal int / float / Decimal / Fraction values alike); ``top=False`` keys a value
+    nested in a dict or list (numbers tagged with their type, so nested ``3`` and ``3.0`` differ).
+    None means "no exact key": NaN anywhere (containers compare items by identity first, so a
+    shared NaN object would make two keys equal where §3 says unequal), a matcher, a subclass or
+    any type outside str, int, float, bool, None, Decimal, Fraction, dict, list and tuple.
+    """
+    cls = value.__class__
+    if cls is str:
+        return str(value)  # a no-op for an exact str; keeps the return type honest
+    if cls is int:
+        return value if top else (int, value)
+    if cls is float:
+        if value != value:
+            return None
+        return value if top else (float, value)
+    if cls is bool:
+        return _KEY_TRUE if value else _KEY_FALSE
+    if value is None:
+        return _KEY_NULL
+    if cls is dict:
+        entries = []
+        for key, item in value.items():
+            # Raw dict keys: a frozenset looks them up with the same hash-then-== rule that
+            # strict_equal's ``actual.get(key)`` uses, so the two agree on which keys match.
+            item_key = literal_key(item, False)
+            if item_key is None:
+                return None
+            entries.append((key, item_key))
+        return (_KEY_DICT, frozenset(entries))
+    if cls is list or cls is tuple:  # strict_equal treats list and tuple alike
+        items = []
+        for item in value:
+            item_key = literal_key(item, False)
+            if item_key is None:
+                return None
+            items.append(item_key)
+        return (_KEY_LIST, tuple(items))
+    if cls is Decimal:
+        if value.is_nan():
+            return None
+        return value if top else (Decimal, value)
+    if cls is Fraction:
+        return value if top else (Fraction, value)
+    return None
+
+
+def args_key(args: Mapping[str, Any]) -> frozenset[tuple[str, Hashable]] | None:
+    """A key equal for two literal argument mappings exactly when ``args_equal`` holds; else None.
+
+    ``args_equal(p, a)`` asks for the same keys and equivalent values, which is what equality of
+    these frozensets of (key, literal_key(value)) pairs says. None when ``args`` is not a plain
+    dict or some value has no :func:`literal_key` (a matcher, NaN, an unknown type).
+    """
+    if args.__class__ is not dict:
+        return None
+    entries: list[tuple[str, Hashable]] = []
+    for key, value in args.items():
+        if value.__class__ is str:  # the common case, kept free of a function call
+            entries.append((key, value))
+            continue
+        value_key = literal_key(value)
+        if value_key is None:
+            return None
+        entries.append((key, value_key))
+    return frozenset(entries)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -962,9 +1067,38 @@ def args_match(pattern: Mapping[str, Any], actual: Mapping[str, Any]) -> bool:
 
 def args_equal(pattern: Mapping[str, Any], actual: Mapping[str, Any]) -> bool:
     """Both ways: ``args_match`` and no actual key the pattern does not mention."""
-    if not args_match(pattern, actual):
+    if pattern.__class__ is not dict or actual.__class__ is not dict:
+        return args_match(pattern, actual) and all(key in pattern for key in actual)
+    # Plain dicts (the hot path): one pass. An actual key outside the pattern exists exactly when
+    # fewer pattern keys were found in ``actual`` than it holds, so no second scan is needed.
+    if len(actual) > len(pattern):
         return False
-    return all(key in pattern for key in actual)
+    get = actual.get
+    found = 0
+    for key, expected in pattern.items():
+        value = get(key, ABSENT)
+        cls = expected.__class__
+        if cls is str:
+            if expected != value or not isinstance(value, str):
+                return False
+        elif cls is bool:
+            if value is not expected:  # equivalent(): a bool matches only the same bool
+                return False
+        elif (cls is int or cls is float) and (value.__class__ is int or value.__class__ is float):
+            if expected != value:  # by value; NaN is unequal to everything
+                return False
+        elif cls is dict or cls is list:
+            if not strict_equal(expected, value):  # what equivalent() does; ABSENT fails it
+                return False
+        elif isinstance(expected, Matcher):
+            if not expected.matches(value):
+                return False
+            if value is ABSENT:
+                continue
+        elif value is ABSENT or not equivalent(expected, value):
+            return False
+        found += 1
+    return found == len(actual)
 
 
 def check_args(pattern: Mapping[str, Any], actual: Mapping[str, Any]) -> ArgCheck:

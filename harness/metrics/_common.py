@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from harness.errors import MetricConfigError
 from harness.expectation import Expectation
+from harness.matching import max_matching
 from harness.metrics.base import Issue
-from harness.values import ABSENT, ArgDiff, describe_pattern
+from harness.values import ABSENT, ArgDiff, args_key, describe_pattern
 from tracing.records import ToolCall
 
 REASON_CAP = 3
@@ -148,3 +150,164 @@ def closest_mismatch_issues(
         if best is not None and best_check is not None:
             issues.extend(diff_issues(expectation.name, best_check.diffs, i, best[1]))
     return issues
+
+
+# ---------------------------------------------------------------------------------------------
+# Counting a maximum matching without building it
+
+_GREEDY_LIMIT = 4096
+"""Above this many (expected × actual) cells, counting goes straight to the exact engine."""
+
+_CHECK_BUDGET = 1024
+"""Most edge tests spent proving a greedy matching maximum before the exact engine takes over."""
+
+ArgsRelation = Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
+"""``relation(expected pattern, actual args)``: may this expectation pair with that call?"""
+
+
+def match_count(
+    expected: Sequence[Expectation],
+    actual: Sequence[ToolCall],
+    relation: ArgsRelation,
+    *,
+    keyed: bool = False,
+) -> int:
+    """Size of a maximum matching where an edge needs equal names and ``relation`` on the args.
+
+    Equal to ``max_matching(expected, actual, ..., key=name).size``, for metrics whose value
+    needs only that number (the pairing itself is built when someone reads the details).
+    ``keyed=True`` declares ``relation`` to be ``args_equal``, so literal keys may settle it.
+
+    A greedy pass pairs what it can: position by position first (a run that went to plan pairs
+    completely there), then each leftover expectation with the first free call it accepts. That
+    is maximum unless an augmenting path exists; the check below rules one out in all but rare
+    cases, and those go to an exact method.
+    """
+    n, m = len(expected), len(actual)
+    k = n if n < m else m
+    taken = [False] * m
+    order: list[int] = []  # calls in the order greedy took them
+    paired: list[int] = []  # expectations greedy paired
+    rest: list[int] = []  # expectations still to place after the positional pass
+    for i in range(k):
+        exp, call = expected[i], actual[i]
+        if exp.name == call.name and relation(exp.args, call.args):
+            taken[i] = True
+            order.append(i)
+            paired.append(i)
+        else:
+            rest.append(i)
+    if len(order) == k:
+        return k  # nothing can pair more than min(n, m)
+    if n * m > _GREEDY_LIMIT:
+        # Huge samples: the engine's lazy Hopcroft–Karp runs its own greedy pass; a second one
+        # here, plus the check below, would only add to its cost.
+        return _exact_count(expected, actual, relation, keyed)
+    rest.extend(range(k, n))
+    free = [j for j in range(m) if not taken[j]]
+    left: list[tuple[int, int]] = []  # an unpaired expectation, and len(order) at its turn
+    for i in rest:
+        exp = expected[i]
+        name, pattern = exp.name, exp.args
+        for pos, j in enumerate(free):
+            call = actual[j]
+            if call.name == name and relation(pattern, call.args):
+                del free[pos]
+                order.append(j)
+                paired.append(i)
+                break
+        else:
+            left.append((i, len(order)))
+            continue
+        if len(order) == k:
+            return k
+    # The check costs up to (unpaired × paired) edge tests: worth it on everyday samples, not on
+    # huge ones where the exact engine's own search is cheaper than the full check.
+    if len(left) * len(order) <= _CHECK_BUDGET and _no_augmenting_path(
+        expected, actual, relation, left, order, paired, free
+    ):
+        return len(order)
+    return _exact_count(expected, actual, relation, keyed)
+
+
+def _exact_count(
+    expected: Sequence[Expectation], actual: Sequence[ToolCall], relation: ArgsRelation, keyed: bool
+) -> int:
+    """Maximum matching size by literal keys when they apply, else by the matching engine."""
+    if keyed:
+        count = _keyed_count(expected, actual)
+        if count is not None:
+            return count
+    return max_matching(expected, actual, partial(_related, relation), key=_name).size
+
+
+def _no_augmenting_path(
+    expected: Sequence[Expectation],
+    actual: Sequence[ToolCall],
+    relation: ArgsRelation,
+    left: list[tuple[int, int]],
+    order: list[int],
+    paired: list[int],
+    free: list[int],
+) -> bool:
+    """True when no unpaired expectation has an edge, or no free call has one.
+
+    An augmenting path runs from an unpaired expectation with some edge to a free call with some
+    edge. Each unpaired expectation was refused by every call still free at its turn, so only
+    calls taken before then can give it an edge; each free call was free at every such turn, so
+    it was refused by every unpaired expectation and only paired ones can give it an edge.
+    """
+    for i, before in left:
+        exp = expected[i]
+        for j in order[:before]:
+            if _related(relation, exp, actual[j]):
+                break
+        else:
+            continue
+        break
+    else:
+        return True
+    for j in free:
+        call = actual[j]
+        for i in paired:
+            if _related(relation, expected[i], call):
+                return False
+    return True
+
+
+def _related(relation: ArgsRelation, exp: Expectation, call: ToolCall) -> bool:
+    """Same name and ``relation`` on the arguments."""
+    return exp.name == call.name and relation(exp.args, call.args)
+
+
+def _name(item: Expectation | ToolCall) -> str:
+    return item.name
+
+
+def _keyed_count(expected: Sequence[Expectation], actual: Sequence[ToolCall]) -> int | None:
+    """Σ over key classes of min(#expected, #actual), or None when some call has no literal key.
+
+    Exact for ``args_equal``: with literal keys, two calls have equal names and arguments equal
+    both ways exactly when their (name, args_key) keys are equal, so the graph is one complete
+    bipartite block per key and a maximum matching pairs min(#expected, #actual) in each.
+    """
+    counts: dict[Hashable, int] = {}
+    for exp in expected:
+        args = args_key(exp.args)
+        if args is None:
+            return None
+        key = (exp.name, args)
+        counts[key] = counts.get(key, 0) + 1
+    keys = []
+    for call in actual:
+        args = args_key(call.args)
+        if args is None:
+            return None
+        keys.append((call.name, args))
+    matched = 0
+    for key in keys:
+        remaining = counts.get(key)
+        if remaining:
+            counts[key] = remaining - 1
+            matched += 1
+    return matched

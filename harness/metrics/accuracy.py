@@ -13,6 +13,7 @@ from harness.metrics._common import (
     closest_mismatch_issues,
     describe_call,
     describe_calls,
+    match_count,
     missing_issues,
     tool_error_issues,
     unexpected_issues,
@@ -27,6 +28,7 @@ from harness.metrics.base import (
     make_score,
 )
 from harness.sample import Sample
+from harness.values import args_match
 from tracing.records import ToolCall
 
 _name = attrgetter("name")
@@ -57,15 +59,16 @@ class ToolCallAccuracy:
         """Score one sample; extra actual calls do not lower the score."""
         expected = _require_expected(self.name, sample)
         actual = sample.require_recorded()
-        matching = max_matching(expected, actual, _accepts, key=_name)
-        value = len(matching.pairs) / len(expected)
-        explain = partial(_explain_accuracy, tuple(expected), tuple(actual), matching)
+        # Only the matching's size is needed now; the pairing is built when details are read.
+        value = match_count(expected, actual, args_match) / len(expected)
+        explain = partial(_explain_accuracy, tuple(expected), tuple(actual))
         return lazy_score(self.name, value, self.threshold, explain)
 
 
 def _explain_accuracy(
-    expected: Sequence[Expectation], actual: Sequence[ToolCall], matching: Matching
+    expected: Sequence[Expectation], actual: Sequence[ToolCall]
 ) -> tuple[str, Details]:
+    matching = max_matching(expected, actual, _accepts, key=_name)
     pairs = tuple(Pair(i, j, (), 1.0) for i, j in matching.pairs)
     issues: list[Issue] = []
     if matching.unmatched_expected:

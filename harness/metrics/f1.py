@@ -14,6 +14,7 @@ from harness.metrics._common import (
     closest_mismatch_issues,
     describe_calls,
     fmt,
+    match_count,
     missing_issues,
     unexpected_issues,
 )
@@ -28,6 +29,7 @@ from harness.metrics.base import (
     make_score,
 )
 from harness.sample import Sample
+from harness.values import args_equal
 from tracing.records import ToolCall
 
 COMPATS = (None, "ragas")
@@ -58,10 +60,12 @@ class ToolCallF1:
         if not expected and not actual:
             reason = "no tool calls expected and none were made"
             return make_score(self.name, 1.0, self.threshold, reason, Details(extra=_prf(1, 1, 1)))
-        matching = max_matching(expected, actual, _full_match, key=_name)
+        # The value needs only the size of a maximum matching; the pairing itself is built if
+        # someone reads the details, by the same engine call as always, so they do not change.
+        tp = match_count(expected, actual, args_equal, keyed=True)
         # 2PR / (P + R) simplifies to one exact division; zero when either side is empty.
-        value = 2 * len(matching.pairs) / (len(expected) + len(actual))
-        explain = partial(_explain_f1, tuple(expected), tuple(actual), matching, value)
+        value = 2 * tp / (len(expected) + len(actual))
+        explain = partial(_explain_f1_lazily, tuple(expected), tuple(actual), value)
         return lazy_score(self.name, value, self.threshold, explain)
 
     def _ragas(self, expected: list[Expectation], actual: list[ToolCall]) -> Score:
@@ -91,6 +95,14 @@ class ToolCallF1:
             f"recall {fmt(recall)})"
         )
         return make_score(self.name, value, self.threshold, reason, details)
+
+
+def _explain_f1_lazily(
+    expected: Sequence[Expectation], actual: Sequence[ToolCall], value: float
+) -> tuple[str, Details]:
+    """Details for a counted score: the same pairing the matching engine would have returned."""
+    matching = max_matching(expected, actual, _full_match, key=_name)
+    return _explain_f1(expected, actual, matching, value)
 
 
 def _explain_f1(

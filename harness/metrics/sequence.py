@@ -24,6 +24,7 @@ from harness.metrics._common import (
     check_choice,
     diff_clause,
     fmt,
+    match_count,
     missing_issues,
     unexpected_issues,
 )
@@ -241,12 +242,14 @@ class ToolCallSequenceAccuracy:
         if not _names_can_pair(expected, actual, k):
             return self._gate_closed_flexible(expected, actual, k)
         scorer = _PairScorer(self._compare)
-        if self._compare is None:
+        if self._compare is None and match_count(expected, actual, _perfect_args) == k:
             # Every pair worth 1.0 is the best any pairing can do, and a maximum matching finds
-            # one without computing the full weight grid an assignment needs.
-            perfect = max_matching(expected, actual, _perfect_pair, key=_name)
-            if perfect.size == k:
-                return self._gate_open(expected, actual, perfect.pairs, [1.0] * k, scorer)
+            # one without computing the full weight grid an assignment needs. Counting it is
+            # enough for the value; the pairs are found when the details are read.
+            scores = [1.0] * k
+            value = math.fsum(scores) / len(expected)
+            explain = partial(self._explain_perfect, tuple(expected), tuple(actual), scorer, value)
+            return lazy_score(self.name, value, self.threshold, explain)
         pair_score = scorer.score
 
         def weight(exp: Expectation, call: ToolCall) -> float | None:
@@ -271,6 +274,17 @@ class ToolCallSequenceAccuracy:
             self._explain_open, tuple(expected), tuple(actual), tuple(pairs), scores, scorer, value
         )
         return lazy_score(self.name, value, self.threshold, explain)
+
+    def _explain_perfect(
+        self,
+        expected: Sequence[Expectation],
+        actual: Sequence[ToolCall],
+        scorer: _PairScorer,
+        value: float,
+    ) -> tuple[str, Details]:
+        perfect = max_matching(expected, actual, _perfect_pair, key=_name)
+        scores = [1.0] * perfect.size
+        return self._explain_open(expected, actual, perfect.pairs, scores, scorer, value)
 
     def _explain_open(
         self,
@@ -401,11 +415,14 @@ def _names_can_pair(expected: list[Expectation], actual: list[ToolCall], k: int)
 
 def _perfect_pair(exp: Expectation, call: ToolCall) -> bool:
     """Would this pair score 1.0 under the exact comparator?"""
-    if exp.name != call.name:
-        return False
-    if not exp.args:
-        return not call.args
-    return args_match(exp.args, call.args)
+    return exp.name == call.name and _perfect_args(exp.args, call.args)
+
+
+def _perfect_args(pattern: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
+    """Would these arguments score 1.0 under the exact comparator (names aside)?"""
+    if not pattern:
+        return not args
+    return args_match(pattern, args)
 
 
 def _explain_closed_strict(

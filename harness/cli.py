@@ -1,4 +1,4 @@
-"""``harness``: run scenario suites, validate them, list metrics.
+"""``harness``: run scenario suites, score recorded traces, validate suites, list metrics.
 
 Exit codes (as pytest): 0 every scenario passed (xfailed and xpassed included), 1 a scenario
 failed or errored, 2 configuration error (every problem found is listed), 130 interrupted.
@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from harness.redaction import DEFAULT_REDACT_KEYS, Redactor
 from harness.result import ScenarioResult, SuiteResult
 
 EXIT_OK = 0
@@ -61,13 +62,63 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="seconds per run, overriding the files' timeout",
     )
-    run.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
-    run.add_argument("--json", dest="json_path", metavar="FILE", help="write a JSON report")
+    _report_arguments(run)
     run.add_argument(
         "--fail-fast",
         action="store_true",
         help="start no new scenario after the first failure or error",
     )
+    export = run.add_argument_group(
+        "OpenTelemetry export (default: the OTEL_EXPORTER_OTLP_* variables; none set: no spans)"
+    )
+    export.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        help="export every run as one trace to this OTLP endpoint, e.g. http://127.0.0.1:4318",
+    )
+    export.add_argument(
+        "--otlp-protocol",
+        choices=("http", "grpc"),
+        help="OTLP transport (default http, or OTEL_EXPORTER_OTLP_PROTOCOL)",
+    )
+    export.add_argument(
+        "--capture-content",
+        action="store_true",
+        help="export tool arguments/results and messages (default: "
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, else off); secrets stay masked",
+    )
+    export.add_argument(
+        "--trace-file",
+        metavar="FILE",
+        help="also append the spans to FILE as OTLP JSON (input for `harness eval-traces`)",
+    )
+
+    evaluate = commands.add_parser(
+        "eval-traces", help="score recorded traces (OTLP JSON files) against scenarios"
+    )
+    evaluate.add_argument(
+        "files", nargs="+", metavar="FILE", help="OTLP JSON files (collector file exporter format)"
+    )
+    evaluate.add_argument(
+        "--scenarios",
+        nargs="+",
+        required=True,
+        metavar="PATH",
+        help="scenario files or folders whose expectations score the traces",
+    )
+    evaluate.add_argument(
+        "--scenario",
+        metavar="NAME",
+        help="score every trace against this scenario (NAME or suite::NAME) instead of the "
+        "one its root span names",
+    )
+    evaluate.add_argument(
+        "-k",
+        dest="keyword",
+        metavar="SUBSTRING",
+        help="only traces of scenarios whose 'suite::name' contains SUBSTRING (any case)",
+    )
+    _report_arguments(evaluate)
 
     validate = commands.add_parser(
         "validate", help="check scenario files and their expectations against the agents' tools"
@@ -76,6 +127,35 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("metrics", help="list the metrics with their options and defaults")
     return parser
+
+
+def _report_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--junit-xml``, ``--json``, ``--html`` and the redaction options (run, eval-traces)."""
+    parser.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
+    parser.add_argument("--json", dest="json_path", metavar="FILE", help="write a JSON report")
+    parser.add_argument(
+        "--html", dest="html_path", metavar="FILE", help="write a self-contained HTML report"
+    )
+    parser.add_argument(
+        "--redact",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="also mask the values of argument/result keys matching KEY in reports and spans "
+        f"(repeatable, or comma-separated; always masked: {', '.join(DEFAULT_REDACT_KEYS)})",
+    )
+    parser.add_argument(
+        "--no-default-redact",
+        action="store_true",
+        help="mask only the --redact keys, not the default list",
+    )
+
+
+def _redactor(args: argparse.Namespace) -> Redactor:
+    """The one Redactor of a command: the default keys (unless dropped) plus ``--redact``."""
+    extra = [key.strip() for item in args.redact for key in item.split(",") if key.strip()]
+    base = () if args.no_default_redact else DEFAULT_REDACT_KEYS
+    return Redactor((*base, *extra))
 
 
 def _positive_int(text: str) -> int:
@@ -110,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             code, lingering = _run(args, out, err)
+        elif args.command == "eval-traces":
+            code, lingering = _eval_traces(args, out, err), False
         elif args.command == "validate":
             code, lingering = _validate(args.paths, out, err), False
         else:
@@ -156,6 +238,14 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> tuple[int, boo
         where = f" matching -k {args.keyword!r}" if args.keyword else ""
         err.print(f"no scenarios{where} in {' '.join(args.paths)}", style="bold red")
         return EXIT_CONFIG, False
+    try:
+        redactor = _redactor(args)
+    except ValueError as exc:
+        err.print(f"--redact: {exc}", style="bold red", markup=False)
+        return EXIT_CONFIG, False
+    pipeline = _export_pipeline(args, redactor, err)
+    if pipeline is False:
+        return EXIT_CONFIG, False
     threads_before = set(threading.enumerate())
     reporter = _Progress(out, len(scenarios))
     options = RunOptions(
@@ -164,11 +254,19 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> tuple[int, boo
         timeout=args.timeout,
         fail_fast=args.fail_fast,
         progress=reporter.update,
+        tracer_provider=pipeline.tracer_provider if pipeline is not None else None,
+        capture_content=pipeline.capture_content if pipeline is not None else False,
+        redactor=redactor,
     )
-    with reporter:
-        result = run_scenarios(scenarios, options)
-    render_console(result, out)
-    _write_reports(result, args, out, err)
+    try:
+        with reporter:
+            result = run_scenarios(scenarios, options)
+    finally:
+        # spans of a Ctrl-C'd run still go out; a hung backend is cut off by the timeout
+        if pipeline is not None:
+            pipeline.shutdown()
+    render_console(result, out, redactor=redactor)
+    _write_reports(result, args, out, err, redactor)
     lingering = any(
         t.is_alive() and not t.daemon for t in set(threading.enumerate()) - threads_before
     )
@@ -177,21 +275,115 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> tuple[int, boo
     return (EXIT_OK if result.ok else EXIT_FAILED), lingering
 
 
+_OTEL_ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+
+
+def _export_pipeline(args: argparse.Namespace, redactor: Redactor, err: Console) -> Any:
+    """The OTLP/trace-file pipeline; None when nothing is exported, False on a config error."""
+    wanted = args.otlp_endpoint or args.trace_file
+    if not wanted and not any(
+        os.environ.get(name, "").strip() for name in _OTEL_ENDPOINT_VARIABLES
+    ):
+        return None  # no exporter configured: do not even import the SDK
+    from harness.export import ExportConfigError, configure_export
+
+    def warn(line: str) -> None:
+        err.print(f"warning: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True)
+
+    try:
+        pipeline = configure_export(
+            args.otlp_endpoint,
+            args.otlp_protocol,
+            capture_content=True if args.capture_content else None,
+            redactor=redactor,
+            trace_file=args.trace_file,
+            warn=warn,
+        )
+    except ExportConfigError as exc:
+        err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
+        return False
+    return pipeline if pipeline.enabled else None
+
+
 def _write_reports(
-    result: SuiteResult, args: argparse.Namespace, out: Console, err: Console
+    result: SuiteResult,
+    args: argparse.Namespace,
+    out: Console,
+    err: Console,
+    redactor: Redactor,
 ) -> None:
     from harness.report.json_report import write_json
     from harness.report.junit import write_junit
 
-    for path, writer in ((args.json_path, write_json), (args.junit_xml, write_junit)):
+    writers: list[tuple[str | None, Any]] = [
+        (args.json_path, write_json),
+        (args.junit_xml, write_junit),
+        (args.html_path, _write_html),
+    ]
+    for path, writer in writers:
         if not path:
             continue
         try:
-            written = writer(result, path)
+            written = writer(result, path, redactor=redactor)
         except OSError as exc:
             err.print(f"cannot write report {path}: {exc.strerror or exc}", style="red")
             continue
-        out.print(f"report written: {written}", highlight=False)
+        except ImportError as exc:
+            err.print(f"cannot write report {path}: {exc}", style="red", markup=False)
+            continue
+        out.print(f"report written: {written or path}", highlight=False)
+
+
+def _write_html(result: SuiteResult, path: str, *, redactor: Redactor) -> str:
+    from harness.report.html import write_html
+
+    write_html(result, path, redactor=redactor)
+    return path
+
+
+_MAX_TRACE_ROWS = 200
+"""Console rows for eval-traces: beyond this only traces that did not pass are listed."""
+
+
+def _eval_traces(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from harness.evaluate_traces import ScenarioIndex, UnknownScenarioError, evaluate_traces
+    from harness.report.console import render_console
+    from harness.scenarios import iter_scenarios, select
+
+    try:
+        redactor = _redactor(args)
+    except ValueError as exc:
+        err.print(f"--redact: {exc}", style="bold red", markup=False)
+        return EXIT_CONFIG
+    missing = [path for path in args.files if not os.path.isfile(path)]
+    if missing:
+        err.print(f"no such trace file: {', '.join(missing)}", style="bold red", markup=False)
+        return EXIT_CONFIG
+    suites = _load(args.scenarios, err)
+    if suites is None:
+        return EXIT_CONFIG
+    scenarios = list(iter_scenarios(suites))
+    only = None
+    if args.scenario:
+        try:
+            only = ScenarioIndex(scenarios).named(args.scenario)
+        except UnknownScenarioError as exc:
+            err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
+            return EXIT_CONFIG
+    chosen = {id(s) for s in select(scenarios, args.keyword)} if args.keyword else None
+
+    def selected(scenario: Any) -> bool:
+        return chosen is None or id(scenario) in chosen
+
+    unreadable: list[Any] = []
+    result = evaluate_traces(args.files, scenarios, only=only, selected=selected, errors=unreadable)
+    render_console(result, out, redactor=redactor, max_rows=_MAX_TRACE_ROWS)
+    _write_reports(result, args, out, err, redactor)
+    if not result.scenarios:
+        err.print("no traces found in " + " ".join(args.files), style="bold red", markup=False)
+        return EXIT_FAILED
+    # an unreadable line may have held a failing trace: do not call the run clean
+    return EXIT_OK if result.ok and not unreadable else EXIT_FAILED
 
 
 class _Progress:

@@ -8,12 +8,14 @@ does not fail the run.
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.metrics.base import Score
+from harness.redaction import Redactor
 from harness.sample import Sample
 from tracing.records import ToolCall
 
@@ -28,29 +30,106 @@ CheckCode = Literal["unexpected_call", "tool_error", "wrong_output"]
 """``unexpected_call``: a forbidden tool was called; ``tool_error``: an executed call failed;
 ``wrong_output``: the final answer did not match."""
 
-ErrorPhase = Literal["factory", "run", "timeout", "scoring"]
-
-REDACTED = "***"
-REDACT_KEYS: tuple[str, ...] = ("api_key", "password", "token", "authorization", "secret")
-"""Argument keys whose values reports mask (exact key, or ending in ``_<key>``/``-<key>``)."""
+ErrorPhase = Literal["factory", "run", "timeout", "scoring", "match"]
+"""``match``: ``harness eval-traces`` found no scenario for a recorded trace."""
 
 
-def is_secret_key(key: str, keys: tuple[str, ...] = REDACT_KEYS) -> bool:
-    """Does an argument key name a secret (``api_key``, ``openai_api_key``, ``X-Token``)?"""
-    norm = key.lower().replace("-", "_")
-    return any(norm == k or norm.endswith("_" + k) for k in keys)
+class Scrubber:
+    """Masks secrets at render time: values under redacted keys, and those values in any text.
+
+    ``Redactor`` masks by key; a secret can also travel inside free text (a metric's reason, a
+    forbidden-call message, a traceback), so the values found under redacted keys in the runs
+    are also replaced wherever they appear in a string. Scoring never sees this: it happens
+    only when a report or a span is written.
+    """
+
+    __slots__ = ("_secrets", "redactor")
+
+    def __init__(self, redactor: Redactor | None = None, secrets: Iterable[str] = ()) -> None:
+        """Mask with ``redactor`` (default key list) and scrub ``secrets`` out of text."""
+        self.redactor = Redactor() if redactor is None else redactor
+        # longest first, so a secret that contains another is replaced whole
+        self._secrets = tuple(sorted(set(secrets), key=len, reverse=True))
+
+    @classmethod
+    def for_runs(cls, redactor: Redactor | None, runs: Iterable[RunResult]) -> Scrubber:
+        """A scrubber for everything these runs recorded or expected."""
+        redactor = Redactor() if redactor is None else redactor
+        found: set[str] = set()
+        if redactor.enabled:
+            for run in runs:
+                _run_secrets(run, redactor, found)
+        return cls(redactor, found)
+
+    @classmethod
+    def for_suite(cls, redactor: Redactor | None, result: SuiteResult) -> Scrubber:
+        """A scrubber for every run of every scenario of a suite result."""
+        return cls.for_runs(redactor, (run for s in result.scenarios for run in s.runs))
+
+    def text(self, text: str) -> str:
+        """``text`` with every known secret value replaced by the mask."""
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, self.redactor.mask)
+        return text
+
+    def value(self, value: Any) -> Any:
+        """A JSON-ready copy of ``value``: redacted keys masked, secret values scrubbed."""
+        return self._strings(jsonable(self.redactor.redact(value)))
+
+    def _strings(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value) if self._secrets else value
+        if isinstance(value, dict):
+            return {k: self._strings(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._strings(item) for item in value]
+        return value
 
 
-def redact(value: Any) -> Any:
-    """A copy of ``value`` with the values of secret-named keys masked, at any depth."""
+_MIN_SECRET = 4
+"""Shorter values under a secret key are not scrubbed out of free text (too many false hits)."""
+
+
+def _run_secrets(run: RunResult, redactor: Redactor, found: set[str]) -> None:
+    sample = run.sample
+    if sample is None:
+        return
+    for call in sample.tool_calls or ():
+        _secrets_in(call.args, redactor, found, False)
+        _secrets_in(call.result, redactor, found, False)
+    for expectation in sample.expected_tool_calls:
+        _secrets_in(jsonable(dict(expectation.args)), redactor, found, False)
+
+
+def _secrets_in(value: Any, redactor: Redactor, found: set[str], secret: bool) -> None:
+    """Collect the leaf values under redacted keys (JSON text is looked into as well)."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in ("{", "["):
+            try:
+                _secrets_in(json.loads(stripped), redactor, found, secret)
+            except ValueError:
+                pass
+            else:
+                if not secret:
+                    return
+        if secret and len(stripped) >= _MIN_SECRET:
+            found.add(stripped)
+        return
     if isinstance(value, Mapping):
-        return {
-            k: REDACTED if isinstance(k, str) and is_secret_key(k) else redact(v)
-            for k, v in value.items()
-        }
+        for key, item in value.items():
+            hit = secret or (isinstance(key, str) and redactor.matches(key))
+            _secrets_in(item, redactor, found, hit)
+        return
     if isinstance(value, (list, tuple)):
-        return [redact(item) for item in value]
-    return value
+        for item in value:
+            _secrets_in(item, redactor, found, secret)
+        return
+    if secret and isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = repr(value)
+        if len(text) >= _MIN_SECRET:
+            found.add(text)
 
 
 def jsonable(value: Any) -> Any:
@@ -134,6 +213,8 @@ class RunResult:
     checks: tuple[CheckResult, ...] = ()
     error: ErrorInfo | None = None
     duration: float = 0.0
+    trace_id: str | None = None
+    """The run's trace (32 hex digits) when it was exported or read from a trace file."""
 
     @property
     def calls(self) -> list[ToolCall]:
@@ -158,23 +239,26 @@ class RunResult:
         out.extend(check.reason for check in self.checks if not check.passed)
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form, secrets in arguments masked."""
+    def to_dict(self, scrubber: Scrubber | None = None) -> dict[str, Any]:
+        """JSON-ready form, secrets masked (default: the default redaction list)."""
+        scrub = Scrubber.for_runs(None, (self,)) if scrubber is None else scrubber
         sample = self.sample
-        return {
+        data = {
             "index": self.index,
             "passed": self.passed,
+            "trace_id": self.trace_id,
             "duration": self.duration,
-            "output": jsonable(sample.output) if sample is not None else None,
-            "tool_calls": [_call_dict(call) for call in self.calls],
+            "output": scrub.value(sample.output) if sample is not None else None,
+            "tool_calls": [_call_dict(call, scrub) for call in self.calls],
             "expected_tool_calls": [
-                {"name": exp.name, "args": jsonable(redact(dict(exp.args)))}
+                {"name": exp.name, "args": scrub.value(dict(exp.args))}
                 for exp in (sample.expected_tool_calls if sample is not None else [])
             ],
-            "scores": [_score_dict(score) for score in self.scores],
-            "checks": [check.to_dict() for check in self.checks],
-            "error": self.error.to_dict() if self.error is not None else None,
+            "scores": [_score_dict(score, scrub) for score in self.scores],
+            "checks": [scrub.value(check.to_dict()) for check in self.checks],
+            "error": scrub.value(self.error.to_dict()) if self.error is not None else None,
         }
+        return data
 
 
 def score_line(score: Score) -> str:
@@ -183,29 +267,29 @@ def score_line(score: Score) -> str:
     return f"{score.name} {score.value:.2f} {relation} {score.threshold:.2f}: {score.reason}"
 
 
-def _call_dict(call: ToolCall) -> dict[str, Any]:
+def _call_dict(call: ToolCall, scrub: Scrubber) -> dict[str, Any]:
     return {
         "name": call.name,
-        "args": jsonable(redact(dict(call.args))),
+        "args": scrub.value(dict(call.args)),
         "id": call.id,
         "status": call.status,
-        "error": call.error,
-        "result": jsonable(redact(call.result)),
+        "error": scrub.text(call.error) if call.error is not None else None,
+        "result": scrub.value(call.result),
         "node": call.node,
         "turn": call.turn,
         "duration_ns": call.duration_ns,
     }
 
 
-def _score_dict(score: Score) -> dict[str, Any]:
+def _score_dict(score: Score, scrub: Scrubber) -> dict[str, Any]:
     return {
         "name": score.name,
         "value": score.value,
         "threshold": score.threshold,
         "passed": score.passed,
-        "reason": score.reason,
+        "reason": scrub.text(score.reason),
         "codes": list(score.codes),
-        "details": jsonable(redact(score.details.to_dict())),
+        "details": scrub.value(score.details.to_dict()),
     }
 
 
@@ -224,11 +308,20 @@ class ScenarioResult:
     xfail: str | None = None
     reasons: tuple[str, ...] = ()
     duration: float = 0.0
+    trace_id: str | None = None
+    """Set when the result scores one recorded trace (``harness eval-traces``)."""
+    source: str | None = None
+    """Where that trace was read: ``file:line`` of its root span (``harness eval-traces``)."""
+
+    @property
+    def display_name(self) -> str:
+        """The name, with ``[trace id prefix]`` when the result scores a recorded trace."""
+        return f"{self.name}[{self.trace_id[:12]}]" if self.trace_id else self.name
 
     @property
     def id(self) -> str:
-        """``suite::name``."""
-        return f"{self.suite}::{self.name}"
+        """``suite::name`` (``suite::name[trace]`` for a recorded trace)."""
+        return f"{self.suite}::{self.display_name}"
 
     @property
     def passes(self) -> int:
@@ -252,9 +345,10 @@ class ScenarioResult:
                 return run
         return self.runs[-1] if self.runs else None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
+    def to_dict(self, scrubber: Scrubber | None = None) -> dict[str, Any]:
+        """JSON-ready form, secrets masked (default: the default redaction list)."""
+        scrub = Scrubber.for_runs(None, self.runs) if scrubber is None else scrubber
+        data: dict[str, Any] = {
             "suite": self.suite,
             "name": self.name,
             "file": self.file,
@@ -264,10 +358,15 @@ class ScenarioResult:
             "repeat": self.repeat,
             "pass_rate": self.pass_rate,
             "passes": self.passes,
-            "reasons": list(self.reasons),
+            "reasons": [scrub.text(reason) for reason in self.reasons],
             "duration": self.duration,
-            "runs": [run.to_dict() for run in self.runs],
+            "trace_ids": [run.trace_id for run in self.runs if run.trace_id],
+            "runs": [run.to_dict(scrub) for run in self.runs],
         }
+        if self.trace_id is not None:
+            data["trace_id"] = self.trace_id
+            data["source"] = self.source
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +381,8 @@ class SuiteResult:
     """Stopped by Ctrl-C: the results are partial."""
     not_run: int = 0
     """Selected scenarios with no result: never started (``--fail-fast``) or cut by Ctrl-C."""
+    warnings: tuple[str, ...] = ()
+    """Problems that did not stop the run (an unreadable trace-file line, export trouble)."""
     counts: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -310,9 +411,16 @@ class SuiteResult:
         text = ", ".join(parts) + f" in {self.duration:.2f}s"
         return text + (" (interrupted)" if self.interrupted else "")
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON report: ``schema_version`` first, then counts and every scenario."""
-        return {
+    def to_dict(
+        self, redactor: Redactor | None = None, *, scenarios: bool = True
+    ) -> dict[str, Any]:
+        """The JSON report: ``schema_version`` first, then counts and every scenario.
+
+        Secrets are masked with ``redactor`` (default: the default key list).
+        ``scenarios=False`` leaves the scenario list out (a streaming writer adds it).
+        """
+        scrub = Scrubber.for_suite(redactor, self)
+        data = {
             "schema_version": SCHEMA_VERSION,
             "started_at": self.started_at,
             "duration": self.duration,
@@ -321,5 +429,8 @@ class SuiteResult:
             "ok": self.ok,
             "counts": dict(self.counts),
             "summary": self.summary_line(),
-            "scenarios": [scenario.to_dict() for scenario in self.scenarios],
+            "warnings": [scrub.text(warning) for warning in self.warnings],
         }
+        if scenarios:
+            data["scenarios"] = [scenario.to_dict(scrub) for scenario in self.scenarios]
+        return data

@@ -5,6 +5,16 @@ the factory, then ``repeat`` runs, each with a fresh ToolCallRecorder and its ow
 Agents with ``ainvoke`` are awaited; anything else runs on a daemon worker thread (a hung sync
 agent then cannot keep the process alive). Nothing a scenario does stops the others: an
 exception in the factory or the run, or a timeout, becomes that scenario's ``error`` result.
+
+With a ``tracer_provider`` in the options every run is one trace: a ``scenario {name}`` root
+span (``harness.suite``, ``harness.scenario``, ``harness.run``) with the agent's spans
+(SpanEmitter, GenAI conventions) under it; the run is scored *inside* that span, so the verdict
+(``harness.passed``, ``harness.status``, one ``harness.score.<metric>`` per metric and a
+``harness.failure`` event per reason, secrets scrubbed) is on the root span when it ends.
+Without a provider no span is made at all.
+
+:func:`score_sample` is the one scoring path: ``harness run`` and ``harness eval-traces`` both
+go through it.
 """
 
 from __future__ import annotations
@@ -21,14 +31,19 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables import RunnableConfig
+
+from harness.redaction import Redactor
 from harness.result import (
     CheckResult,
     ErrorInfo,
     ErrorPhase,
     RunResult,
     ScenarioResult,
+    Scrubber,
     Status,
     SuiteResult,
 )
@@ -37,7 +52,20 @@ from harness.scenarios import Scenario
 from tracing.callback import ToolCallRecorder
 from tracing.records import ToolCall
 
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span, TracerProvider
+
 DEFAULT_CONCURRENCY = 8
+
+SUITE_ATTRIBUTE = "harness.suite"
+RUN_ATTRIBUTE = "harness.run"
+PASSED_ATTRIBUTE = "harness.passed"
+STATUS_ATTRIBUTE = "harness.status"
+SCORE_PREFIX = "harness.score."
+CHECK_PREFIX = "harness.check."
+FAILURE_EVENT = "harness.failure"
+REASON_ATTRIBUTE = "harness.reason"
+"""Verdict attributes on a run's root span (``harness.scenario`` is set by SpanEmitter)."""
 
 T = TypeVar("T")
 ProgressCallback = Callable[[ScenarioResult], None]
@@ -52,6 +80,12 @@ class RunOptions:
     timeout: float | None = None
     fail_fast: bool = False
     progress: ProgressCallback | None = None
+    tracer_provider: TracerProvider | None = None
+    """Export every run as one trace here (None: no spans, no OTel overhead)."""
+    capture_content: bool = False
+    """Put tool arguments/results and messages on the spans (the exporter may still drop them)."""
+    redactor: Redactor | None = None
+    """Masks secrets in the failure reasons put on spans (default: the default key list)."""
 
 
 class Runner:
@@ -133,17 +167,42 @@ class Runner:
         else:
             for index in range(repeat):
                 runs.append(await self._one_run(scenario, agent, index, timeout))
-        return _verdict(scenario, tuple(runs), repeat, time.perf_counter() - start)
+        return verdict(scenario, tuple(runs), repeat, time.perf_counter() - start)
 
     async def _one_run(
         self, scenario: Scenario, agent: Any, index: int, timeout: float
     ) -> RunResult:
+        provider = self.options.tracer_provider
+        if provider is None:
+            return await self._record_and_score(scenario, agent, index, timeout, None, None)
+        from tracing.spans import SpanEmitter
+
+        emitter = SpanEmitter(provider, capture_content=self.options.capture_content)
+        attributes: dict[str, str | int] = {SUITE_ATTRIBUTE: scenario.suite, RUN_ATTRIBUTE: index}
+        with emitter.start_scenario(scenario.name, attributes) as span:
+            context = span.get_span_context()
+            trace_id = format(context.trace_id, "032x") if context.is_valid else None
+            run = await self._record_and_score(scenario, agent, index, timeout, emitter, trace_id)
+            annotate_span(span, run, self.options.redactor)
+        return run
+
+    async def _record_and_score(
+        self,
+        scenario: Scenario,
+        agent: Any,
+        index: int,
+        timeout: float,
+        emitter: BaseCallbackHandler | None,
+        trace_id: str | None,
+    ) -> RunResult:
         recorder = ToolCallRecorder()
+        handlers: list[BaseCallbackHandler] = [recorder] if emitter is None else [recorder, emitter]
+        config = RunnableConfig(callbacks=handlers)
         start = time.perf_counter()
         output: Any = None
         error: ErrorInfo | None = None
         try:
-            result = await asyncio.wait_for(_invoke(agent, scenario.input, recorder), timeout)
+            result = await asyncio.wait_for(_invoke(agent, scenario.input, config), timeout)
             output = final_output(result)
         except asyncio.CancelledError:
             raise
@@ -158,25 +217,58 @@ class Runner:
             input=scenario.input_text,
             output=output if error is None else None,
             metadata={"scenario": scenario.id, "run": index},
+            trace_id=trace_id,
         )
         if error is not None:
-            return RunResult(index, False, sample, error=error, duration=duration)
-        try:
-            scores = tuple(metric.evaluate(sample) for metric in scenario.metrics)
-        except Exception as exc:
-            failure = _error_info(exc, "scoring", timeout)
-            return RunResult(index, False, sample, error=failure, duration=duration)
-        checks = run_checks(scenario, sample)
-        passed = all(score.passed for score in scores) and all(check.passed for check in checks)
-        return RunResult(index, passed, sample, scores, checks, None, duration)
+            return RunResult(
+                index, False, sample, error=error, duration=duration, trace_id=trace_id
+            )
+        return score_sample(scenario, sample, index=index, duration=duration, trace_id=trace_id)
+
+
+def score_sample(
+    scenario: Scenario,
+    sample: Sample,
+    *,
+    index: int = 0,
+    duration: float = 0.0,
+    trace_id: str | None = None,
+) -> RunResult:
+    """Score one recorded run with the scenario's metrics and checks (the one scoring path)."""
+    try:
+        scores = tuple(metric.evaluate(sample) for metric in scenario.metrics)
+    except Exception as exc:
+        failure = _error_info(exc, "scoring", 0.0)
+        return RunResult(index, False, sample, error=failure, duration=duration, trace_id=trace_id)
+    checks = run_checks(scenario, sample)
+    passed = all(score.passed for score in scores) and all(check.passed for check in checks)
+    return RunResult(index, passed, sample, scores, checks, None, duration, trace_id)
+
+
+def annotate_span(span: Span, run: RunResult, redactor: Redactor | None = None) -> None:
+    """Put a run's verdict on its root span: passed, status, scores, checks, failure events."""
+    from opentelemetry.trace import Status as SpanStatus
+    from opentelemetry.trace import StatusCode
+
+    scrub = Scrubber.for_runs(redactor, (run,))
+    status = "error" if run.error is not None else "passed" if run.passed else "failed"
+    span.set_attribute(PASSED_ATTRIBUTE, run.passed)
+    span.set_attribute(STATUS_ATTRIBUTE, status)
+    for score in run.scores:
+        span.set_attribute(SCORE_PREFIX + score.name, float(score.value))
+    for check in run.checks:
+        span.set_attribute(CHECK_PREFIX + check.name, check.passed)
+    for reason in run.reasons():
+        span.add_event(FAILURE_EVENT, {REASON_ATTRIBUTE: scrub.text(reason)})
+    if run.error is not None:
+        span.set_status(SpanStatus(StatusCode.ERROR, scrub.text(run.error.summary())))
 
 
 # --- invoking agents ------------------------------------------------------------------------
 
 
-async def _invoke(agent: Any, payload: Any, recorder: ToolCallRecorder) -> Any:
+async def _invoke(agent: Any, payload: Any, config: RunnableConfig) -> Any:
     """``ainvoke`` when the agent has a coroutine one, else ``invoke``/call on a worker thread."""
-    config = recorder.config
     ainvoke = getattr(agent, "ainvoke", None)
     if ainvoke is not None and inspect.iscoroutinefunction(ainvoke):
         return await ainvoke(payload, config=config)
@@ -332,9 +424,14 @@ def check_output(pattern: Any, output: Any) -> CheckResult:
 # --- verdict --------------------------------------------------------------------------------
 
 
-def _verdict(
-    scenario: Scenario, runs: tuple[RunResult, ...], repeat: int, duration: float
+def verdict(
+    scenario: Scenario,
+    runs: tuple[RunResult, ...],
+    repeat: int,
+    duration: float,
+    **extra: Any,
 ) -> ScenarioResult:
+    """A scenario's result over its runs, gated by ``pass_rate``; ``extra`` goes to the result."""
     passes = sum(1 for run in runs if run.passed)
     needed = math.ceil(scenario.pass_rate * repeat - 1e-9)
     gate_ok = bool(runs) and passes >= needed and len(runs) == repeat
@@ -360,6 +457,7 @@ def _verdict(
         xfail=scenario.xfail,
         reasons=reasons,
         duration=duration,
+        **extra,
     )
 
 

@@ -185,3 +185,10 @@ def test_ctrl_c_writes_the_partial_report_and_exits_130(tmp_path: Path) -> None:
     assert data["interrupted"] is True and data["not_run"] == 1
     assert [s["name"] for s in data["scenarios"]] == ["ok"]
     assert "(interrupted)" in out
+
+
+def test_html_report_flag_writes_the_file(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, PASSING)
+    page = tmp_path / "out" / "r.html"
+    assert main(["run", str(suite), "--html", str(page)]) == 0
+    assert "<html" in page.read_text("utf-8").lower()

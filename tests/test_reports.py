@@ -125,3 +125,24 @@ def test_junit_report_parses_with_a_real_consumer(result: SuiteResult, tmp_path:
     assert isinstance(skipped, Skipped) and skipped.message == "xfail: demo is wrong here"
     (error,) = cases["crashes"].result
     assert isinstance(error, Error) and error.type == "TimeoutError"
+
+
+def test_streamed_json_file_equals_the_rendered_string(result: SuiteResult, tmp_path: Path) -> None:
+    path = write_json(result, tmp_path / "r.json")
+    assert path.read_text("utf-8") == render_json(result) + "\n"
+
+
+def test_redactor_is_applied_at_render_time_only(result: SuiteResult) -> None:
+    from harness.redaction import Redactor
+    from harness.report.junit import render_junit
+
+    fails = result.scenarios[1]
+    assert fails.runs[0].calls[1].args["api_key"] == "sk-123"  # scoring kept the real value
+    custom = Redactor(["key"])  # masks api_key and key
+    for text in (render_json(result, redactor=custom), render_junit(result, redactor=custom)):
+        assert "sk-123" not in text and "alpha" not in text
+    console = Console(record=True, width=200)
+    render_console(result, console, redactor=custom)
+    assert "alpha" not in console.export_text()
+    # with no keys at all, nothing is masked: the redactor really is the one in charge
+    assert "sk-123" in render_json(result, redactor=Redactor([]))

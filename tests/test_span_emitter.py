@@ -246,7 +246,7 @@ def test_start_scenario_wraps_runs_and_root_span_takes_attributes(
     names = {s.name: s for s in spans}
     scenario_span, agent = names["scenario rain"], names["invoke_agent weather"]
     assert scenario_span.parent is None
-    assert _attr(scenario_span, "harness.scenario.name") == "rain"
+    assert _attr(scenario_span, "harness.scenario") == "rain"
     assert _attr(scenario_span, "harness.suite") == "weather"
     assert _attr(scenario_span, "harness.score.accuracy") == 1.0
     assert agent.parent is not None and agent.parent.span_id == scenario_span.context.span_id

@@ -1,5 +1,10 @@
 """Reports rendered from the result model, and the match table they all share.
 
+Every report masks secrets at render time through one :class:`~harness.result.Scrubber` (the
+``Redactor`` key list, plus the values found under those keys wherever they appear in text);
+each rendering function takes ``redactor`` (default: the default key list) or a ready
+``scrubber``.
+
 :func:`match_rows` pairs a run's expected calls with what the agent did (the metric's own
 pairing where one was recorded, near misses of the same name shown with their argument diffs);
 :func:`render_match_table` turns the rows into the plain-text table the console and JUnit
@@ -14,7 +19,8 @@ from typing import Any, Literal
 
 from harness.expectation import Expectation
 from harness.matching import best_assignment, max_matching
-from harness.result import REDACTED, RunResult, ScenarioResult, is_secret_key
+from harness.redaction import Redactor
+from harness.result import RunResult, ScenarioResult, Scrubber
 from tracing.records import ToolCall
 
 RowVerdict = Literal["ok", "wrong_args", "missing", "unexpected"]
@@ -36,24 +42,41 @@ class MatchRow:
     actual_index: int | None = None
 
 
-def describe_call(call: ToolCall) -> str:
+def _scrubber(
+    runs: Sequence[RunResult], redactor: Redactor | None, scrubber: Scrubber | None
+) -> Scrubber:
+    return scrubber if scrubber is not None else Scrubber.for_runs(redactor, runs)
+
+
+def describe_call(
+    call: ToolCall, *, redactor: Redactor | None = None, scrubber: Scrubber | None = None
+) -> str:
     """``name(key='value', ...)`` with secret-named arguments masked."""
+    scrub = scrubber if scrubber is not None else Scrubber(redactor)
+    mask = scrub.redactor.mask
     inner = ", ".join(
-        f"{key}={REDACTED if is_secret_key(str(key)) else _short(repr(value))}"
-        for key, value in call.args.items()
+        f"{key}={mask if scrub.redactor.matches(str(key)) else _short(repr(value))}"
+        for key, value in scrub.redactor.redact(dict(call.args)).items()
     )
-    return f"{call.name}({inner})"
+    return scrub.text(f"{call.name}({inner})")
 
 
-def describe_expectation(expectation: Expectation) -> str:
+def describe_expectation(
+    expectation: Expectation,
+    *,
+    redactor: Redactor | None = None,
+    scrubber: Scrubber | None = None,
+) -> str:
     """``name(key=pattern, ...)`` with secret-named arguments masked."""
     from harness.values import describe_pattern
 
+    scrub = scrubber if scrubber is not None else Scrubber(redactor)
+    mask = scrub.redactor.mask
     inner = ", ".join(
-        f"{key}={REDACTED if is_secret_key(str(key)) else _short(describe_pattern(value))}"
+        f"{key}={mask if scrub.redactor.matches(str(key)) else _short(describe_pattern(value))}"
         for key, value in expectation.args.items()
     )
-    return f"{expectation.name}({inner})"
+    return scrub.text(f"{expectation.name}({inner})")
 
 
 def _short(text: str, limit: int = 40) -> str:
@@ -68,8 +91,11 @@ def _stored_pairs(run: RunResult) -> list[tuple[int, int]] | None:
     return None
 
 
-def match_rows(run: RunResult) -> list[MatchRow]:
+def match_rows(
+    run: RunResult, *, redactor: Redactor | None = None, scrubber: Scrubber | None = None
+) -> list[MatchRow]:
     """The rows of a run's match table: every expected call, then every other call made."""
+    scrub = _scrubber((run,), redactor, scrubber)
     sample = run.sample
     if sample is None:
         return []
@@ -96,20 +122,28 @@ def match_rows(run: RunResult) -> list[MatchRow]:
     full = dict(pairs)
     rows: list[MatchRow] = []
     for index, expectation in enumerate(expected):
-        shown = describe_expectation(expectation)
+        shown = describe_expectation(expectation, scrubber=scrub)
         if index in full:
             call = calls[full[index]]
             rows.append(
-                MatchRow("ok", shown, describe_call(call), (), call.status, index, full[index])
+                MatchRow(
+                    "ok",
+                    shown,
+                    describe_call(call, scrubber=scrub),
+                    (),
+                    call.status,
+                    index,
+                    full[index],
+                )
             )
         elif index in near_pairs:
             call = calls[near_pairs[index]]
-            diffs = tuple(_diff_text(diff) for diff in expectation.check(call).diffs)
+            diffs = tuple(_diff_text(diff, scrub) for diff in expectation.check(call).diffs)
             rows.append(
                 MatchRow(
                     "wrong_args",
                     shown,
-                    describe_call(call),
+                    describe_call(call, scrubber=scrub),
                     diffs,
                     call.status,
                     index,
@@ -121,18 +155,30 @@ def match_rows(run: RunResult) -> list[MatchRow]:
     used = set(full.values()) | set(near_pairs.values())
     for index, call in enumerate(calls):
         if index not in used:
-            note = (f"error: {call.error}",) if call.status == "error" and call.error else ()
+            note = (
+                (scrub.text(f"error: {call.error}"),)
+                if call.status == "error" and call.error
+                else ()
+            )
             rows.append(
-                MatchRow("unexpected", None, describe_call(call), note, call.status, None, index)
+                MatchRow(
+                    "unexpected",
+                    None,
+                    describe_call(call, scrubber=scrub),
+                    note,
+                    call.status,
+                    None,
+                    index,
+                )
             )
     return rows
 
 
-def _diff_text(diff: Any) -> str:
-    key = str(diff.path).lstrip("/").split("/")[0]
-    if is_secret_key(key):
+def _diff_text(diff: Any, scrub: Scrubber) -> str:
+    keys = [part for part in str(diff.path).split("/") if part]
+    if any(scrub.redactor.matches(key) for key in keys):
         return f"{diff.path}: {diff.code} (value masked)"
-    return f"{diff.path}: {diff.message}"
+    return scrub.text(f"{diff.path}: {diff.message}")
 
 
 _VERDICT_TEXT = {
@@ -143,9 +189,11 @@ _VERDICT_TEXT = {
 }
 
 
-def render_match_table(run: RunResult) -> str:
+def render_match_table(
+    run: RunResult, *, redactor: Redactor | None = None, scrubber: Scrubber | None = None
+) -> str:
     """The plain-text match table of one run (empty string when nothing was expected or done)."""
-    rows = match_rows(run)
+    rows = match_rows(run, scrubber=_scrubber((run,), redactor, scrubber))
     if not rows:
         return ""
     cells = [
@@ -183,23 +231,33 @@ def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
     return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
 
 
-def failure_text(result: ScenarioResult, *, traceback: bool = True) -> str:
+def failure_text(
+    result: ScenarioResult,
+    *,
+    traceback: bool = True,
+    redactor: Redactor | None = None,
+    scrubber: Scrubber | None = None,
+) -> str:
     """Everything a reader needs about a scenario that did not pass, as plain text."""
+    scrub = _scrubber(result.runs, redactor, scrubber)
     parts = [f"{result.id} ({result.location}): {result.status}"]
+    if result.source:
+        parts.append(f"trace {result.trace_id} from {result.source}")
     if result.xfail:
         parts.append(f"xfail: {result.xfail}")
-    parts.extend(f"  {reason}" for reason in result.reasons)
+    parts.extend(f"  {scrub.text(reason)}" for reason in result.reasons)
     run = result.first_failing_run()
     if run is not None:
-        table = render_match_table(run)
+        table = render_match_table(run, scrubber=scrub)
         if table:
             label = f"run {run.index + 1} of {result.repeat}" if result.repeat > 1 else "calls"
             parts.append(f"{label}:")
             parts.append(_indent(table))
         if run.output is not None and run.error is None:
-            parts.append(f"final answer: {_short(repr(run.output), 300)}")
+            shown = scrub.value(run.output)
+            parts.append(f"final answer: {_short(repr(shown), 300)}")
         if traceback and run.error is not None and run.error.traceback:
-            parts.append(_indent(run.error.traceback.rstrip()))
+            parts.append(_indent(scrub.text(run.error.traceback.rstrip())))
     return "\n".join(parts)
 
 
@@ -207,7 +265,7 @@ def _indent(text: str, prefix: str = "    ") -> str:
     return "\n".join(prefix + line if line else line for line in text.splitlines())
 
 
-def scores_text(result: ScenarioResult) -> str:
+def scores_text(result: ScenarioResult) -> str:  # names and numbers only: nothing to mask
     """``metric 1.00 ✓, metric 0.50 ✗`` for the run a report shows (checks included)."""
     run = result.first_failing_run()
     if run is None:

@@ -14,8 +14,9 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
+from harness.redaction import Redactor
 from harness.report import failure_text, render_match_table
-from harness.result import ScenarioResult, SuiteResult
+from harness.result import ScenarioResult, Scrubber, SuiteResult
 
 # XML 1.0 cannot carry most control characters, even escaped; tool output may contain them.
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -25,13 +26,14 @@ def _clean(text: str) -> str:
     return _INVALID_XML.sub("\ufffd", text)
 
 
-def render_junit(result: SuiteResult) -> str:
-    """The report as a JUnit XML document (string)."""
+def render_junit(result: SuiteResult, *, redactor: Redactor | None = None) -> str:
+    """The report as a JUnit XML document (string), secrets masked."""
+    scrub = Scrubber.for_suite(redactor, result)
     root = ET.Element("testsuites", name="toolcall-harness")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for suite in result.suites:
         members = [s for s in result.scenarios if s.suite == suite]
-        element = _suite_element(suite, members, result.started_at)
+        element = _suite_element(suite, members, result.started_at, scrub)
         root.append(element)
         for key in totals:
             totals[key] += int(element.get(key, "0"))
@@ -42,12 +44,14 @@ def render_junit(result: SuiteResult) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True)
 
 
-def _suite_element(suite: str, members: Iterable[ScenarioResult], started_at: float) -> ET.Element:
+def _suite_element(
+    suite: str, members: Iterable[ScenarioResult], started_at: float, scrub: Scrubber
+) -> ET.Element:
     element = ET.Element("testsuite", name=suite)
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     total_time = 0.0
     for scenario in members:
-        element.append(_testcase(scenario))
+        element.append(_testcase(scenario, scrub))
         counts["tests"] += 1
         total_time += scenario.duration
         if scenario.status == "failed":
@@ -65,40 +69,42 @@ def _suite_element(suite: str, members: Iterable[ScenarioResult], started_at: fl
     return element
 
 
-def _testcase(scenario: ScenarioResult) -> ET.Element:
+def _testcase(scenario: ScenarioResult, scrub: Scrubber) -> ET.Element:
     case = ET.Element(
         "testcase",
-        name=_clean(scenario.name),
+        name=_clean(scenario.display_name),
         classname=_clean(scenario.suite),
         file=scenario.file,
         time=f"{scenario.duration:.3f}",
     )
     if scenario.line:
         case.set("line", str(scenario.line))
-    message = _clean("; ".join(scenario.reasons))
+    message = _clean(scrub.text("; ".join(scenario.reasons)))
     if scenario.status == "failed":
         failure = ET.SubElement(case, "failure", message=message, type="failure")
-        failure.text = _clean(failure_text(scenario, traceback=False))
+        failure.text = _clean(failure_text(scenario, traceback=False, scrubber=scrub))
     elif scenario.status == "error":
         run = scenario.first_failing_run()
         kind = run.error.type if run is not None and run.error is not None else "error"
         error = ET.SubElement(case, "error", message=message, type=kind)
-        error.text = _clean(failure_text(scenario))
+        error.text = _clean(failure_text(scenario, scrubber=scrub))
     elif scenario.status == "xfailed":
         skipped = ET.SubElement(
             case, "skipped", message=_clean(f"xfail: {scenario.xfail}"), type="pytest.xfail"
         )
         skipped.text = message
     run = scenario.first_failing_run()
-    table = render_match_table(run) if run is not None else ""
+    table = render_match_table(run, scrubber=scrub) if run is not None else ""
     if table:
         ET.SubElement(case, "system-out").text = _clean(table)
     return case
 
 
-def write_junit(result: SuiteResult, path: str | os.PathLike[str]) -> Path:
+def write_junit(
+    result: SuiteResult, path: str | os.PathLike[str], *, redactor: Redactor | None = None
+) -> Path:
     """Write the JUnit XML report, creating parent folders; returns the path written."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_junit(result) + "\n", encoding="utf-8")
+    target.write_text(render_junit(result, redactor=redactor) + "\n", encoding="utf-8")
     return target

@@ -13,19 +13,16 @@ pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-SECTION_DRAFT = ROOT / "docs" / "pytest-section.md"
 
 _BLOCK = re.compile(r"<!-- readme-test: pytest -->\s*```python\n(?P<code>.*?)```", re.S)
 
 
 def pytest_section() -> str:
-    """The README's "## pytest" section once merged, else the draft in docs/."""
-    if README.is_file():
-        text = README.read_text(encoding="utf-8")
-        match = re.search(r"^## pytest\s*$(?P<body>.*?)(?=^## |\Z)", text, re.M | re.S)
-        if match is not None:
-            return match["body"]
-    return SECTION_DRAFT.read_text(encoding="utf-8")
+    """The README's "## pytest" section."""
+    text = README.read_text(encoding="utf-8")
+    match = re.search(r"^## pytest\s*$(?P<body>.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert match is not None, "README.md has no '## pytest' section"
+    return match["body"]
 
 
 def example_code() -> str:

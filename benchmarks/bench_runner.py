@@ -171,6 +171,14 @@ def report(args: argparse.Namespace, agent: str) -> None:
         f"runs alone (recorder, no runner): {alone / args.scenarios * 1000:.2f} ms; runner's "
         f"own cost: {own:.2f} ms per scenario"
     )
+    # The agents' own CPU time is a floor no runner in one process can beat: latency overlaps,
+    # CPU does not (one GIL). Printing it shows how much of the ratio is the runner's.
+    floor = max(ideal, alone)
+    print(
+        f"  CPU floor: the agent runs alone need {alone:.2f} s of CPU in one process, so the best "
+        f"a single-process runner can do is {floor:.2f} s, ratio {floor / ideal:.2f}; "
+        f"measured/floor {wall / floor:.2f}"
+    )
 
 
 def main() -> None:

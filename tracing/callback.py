@@ -29,8 +29,8 @@ execution scrambles.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
+from time import time_ns as _now  # one global lookup per event, not two
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -39,6 +39,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.runnables import RunnableConfig
 
+from tracing.events import event_name, is_error_message, reply_message, tool_outcome
 from tracing.records import CallStatus, InvalidToolCall, ToolCall, parse_arguments
 
 if TYPE_CHECKING:
@@ -190,17 +191,6 @@ def _tool_args(inputs: Any, input_str: str, name: str) -> Mapping[str, Any]:
         return {"input": input_str}
 
 
-def _requested_from(response: LLMResult) -> list[Mapping[str, Any]]:
-    """The tool calls of the first generation's message, if the model produced a message."""
-    for generations in response.generations:
-        for generation in generations:
-            message = getattr(generation, "message", None)
-            if isinstance(message, AIMessage):
-                return list(message.tool_calls)
-            return []
-    return []
-
-
 def _final_answer(outputs: Any) -> Any:
     """The last AI message's content of a graph's output state, if it has one."""
     if not isinstance(outputs, Mapping):
@@ -348,7 +338,7 @@ class ToolCallRecorder(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        """Close the run; what was recorded before the failure stays."""
+        """Close the chain or model run; what was recorded before the failure stays."""
         with self._lock:
             self._runs.pop(run_id, None)
 
@@ -394,7 +384,8 @@ class ToolCallRecorder(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """Record the calls the model requested, as one turn of its scope."""
-        requested = _requested_from(response)
+        reply = reply_message(response)
+        requested = reply.tool_calls if reply is not None else ()
         with self._lock:
             run = self._runs.pop(run_id, None)
             if run is None:
@@ -405,17 +396,7 @@ class ToolCallRecorder(BaseCallbackHandler):
             for position, call in enumerate(requested):
                 self._add_requested(scope, call, turn, position, run.node)
 
-    def on_llm_error(
-        self,
-        error: BaseException,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        """Close the model run."""
-        with self._lock:
-            self._runs.pop(run_id, None)
+    on_llm_error = on_chain_error  # a failed model run requested nothing: just close it
 
     def _add_requested(
         self, scope: _Scope, call: Mapping[str, Any], turn: int, position: int, node: str | None
@@ -439,7 +420,7 @@ class ToolCallRecorder(BaseCallbackHandler):
         if not isinstance(messages, Iterable):
             return
         for message in messages:
-            if not isinstance(message, ToolMessage) or message.status != "error":
+            if not is_error_message(message):
                 continue
             waiting = scope.pending.get(message.tool_call_id)
             if waiting and waiting[0].error is None:
@@ -460,8 +441,8 @@ class ToolCallRecorder(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """Open the execution, joined to the requested call with its tool_call_id if any."""
-        started = time.time_ns()
-        name = kwargs.get("name") or (serialized or {}).get("name") or "<unnamed>"
+        started = _now()
+        name = event_name(serialized, kwargs) or "<unnamed>"
         node = _node_of(metadata)
         with self._lock:
             scope = self._scope_for(run_id, parent_run_id)
@@ -500,20 +481,16 @@ class ToolCallRecorder(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """Close the execution: ok, or error when the tool returned an error ToolMessage."""
-        ended = time.time_ns()
+        ended = _now()
+        result, error = tool_outcome(output)
         with self._lock:
-            run = self._runs.pop(run_id, None)
-            if run is None or run.entry is None:
+            entry = self._end_execution(run_id, ended)
+            if entry is None:
                 return
-            entry = run.entry
-            entry.ended_at = ended
-            if isinstance(output, ToolMessage):
-                entry.result = output.content
-                if output.status == "error":
-                    entry.status = "error"
-                    entry.error = str(output.content)
-            else:
-                entry.result = output
+            entry.result = result
+            if error is not None:
+                entry.status = "error"
+                entry.error = error
 
     def on_tool_error(
         self,
@@ -524,15 +501,22 @@ class ToolCallRecorder(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """Close the execution as an error with the exception's text."""
-        ended = time.time_ns()
+        ended = _now()
+        text = _error_text(error)
         with self._lock:
-            run = self._runs.pop(run_id, None)
-            if run is None or run.entry is None:
-                return
-            entry = run.entry
-            entry.ended_at = ended
-            entry.status = "error"
-            entry.error = _error_text(error)
+            entry = self._end_execution(run_id, ended)
+            if entry is not None:
+                entry.status = "error"
+                entry.error = text
+
+    def _end_execution(self, run_id: UUID, ended: int) -> _Entry | None:
+        """Close a tool run and stamp its end time (caller holds the lock); None if unknown."""
+        run = self._runs.pop(run_id, None)
+        if run is None or run.entry is None:
+            return None
+        entry = run.entry
+        entry.ended_at = ended
+        return entry
 
 
 def _trailing_tool_messages(messages: Sequence[BaseMessage]) -> list[ToolMessage]:

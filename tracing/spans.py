@@ -33,6 +33,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvid
 from opentelemetry.util.types import AttributeValue
 
 from tracing.conventions import ERROR_TYPE, GENAI, GENAI_OPERATION, GENAI_OUTPUT_MESSAGES
+from tracing.events import event_name, reply_message, tool_outcome
 
 __all__ = ["SpanEmitter"]
 
@@ -135,14 +136,6 @@ def _messages_json(messages: Sequence[BaseMessage], *, finish: str | None = None
             entry["finish_reason"] = finish
         out.append(entry)
     return _json(out)
-
-
-def _reply(response: LLMResult) -> AIMessage | None:
-    for generations in response.generations:
-        for generation in generations:
-            message = getattr(generation, "message", None)
-            return message if isinstance(message, AIMessage) else None
-    return None
 
 
 class SpanEmitter(BaseCallbackHandler):
@@ -256,12 +249,8 @@ class SpanEmitter(BaseCallbackHandler):
             with self._lock:
                 self._runs[run_id] = _Run(None, parent.anchor, False)
             return
-        name = (
-            (self.agent_name if parent is None else None)
-            or kwargs.get("name")
-            or (serialized or {}).get("name")
-            or "agent"
-        )
+        name = (self.agent_name if parent is None else None) or event_name(serialized, kwargs)
+        name = name or "agent"
         attributes: dict[str, AttributeValue] = {
             GENAI_OPERATION: "invoke_agent",
             _AGENT_NAME: name,
@@ -289,7 +278,7 @@ class SpanEmitter(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        """End the agent span as failed."""
+        """End the run's span as failed, if it has one (agent, model and tool runs alike)."""
         span = self._close(run_id)
         if span is not None:
             self._fail(span, error)
@@ -309,12 +298,10 @@ class SpanEmitter(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """A ``chat {model}`` span."""
-        attributes = self._model_attributes(metadata, invocation_params)
+        attributes = self._model_attributes("chat", metadata, invocation_params)
         if self.capture_content and messages:
             attributes[_INPUT_MESSAGES] = _messages_json(messages[0])
-        model = attributes.get(_REQUEST_MODEL)
-        name = f"chat {model}" if model else "chat"
-        self._open(run_id, self._parent(parent_run_id), name, SpanKind.CLIENT, attributes)
+        self._open_model(run_id, parent_run_id, "chat", attributes)
 
     def on_llm_start(
         self,
@@ -328,17 +315,26 @@ class SpanEmitter(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """A ``text_completion {model}`` span for a completion (non-chat) model."""
-        attributes = self._model_attributes(metadata, invocation_params)
-        attributes[GENAI_OPERATION] = "text_completion"
+        attributes = self._model_attributes("text_completion", metadata, invocation_params)
+        self._open_model(run_id, parent_run_id, "text_completion", attributes)
+
+    def _open_model(
+        self,
+        run_id: UUID,
+        parent_run_id: UUID | None,
+        operation: str,
+        attributes: dict[str, AttributeValue],
+    ) -> None:
+        """Open a model span named ``{operation} {model}`` (just the operation if no model)."""
         model = attributes.get(_REQUEST_MODEL)
-        name = f"text_completion {model}" if model else "text_completion"
+        name = f"{operation} {model}" if model else operation
         self._open(run_id, self._parent(parent_run_id), name, SpanKind.CLIENT, attributes)
 
     @staticmethod
     def _model_attributes(
-        metadata: Mapping[str, Any] | None, params: Mapping[str, Any] | None
+        operation: str, metadata: Mapping[str, Any] | None, params: Mapping[str, Any] | None
     ) -> dict[str, AttributeValue]:
-        attributes: dict[str, AttributeValue] = {GENAI_OPERATION: "chat"}
+        attributes: dict[str, AttributeValue] = {GENAI_OPERATION: operation}
         model = _model_name(metadata, params)
         if model:
             attributes[_REQUEST_MODEL] = model
@@ -359,7 +355,7 @@ class SpanEmitter(BaseCallbackHandler):
         span = self._close(run_id)
         if span is None:
             return
-        reply = _reply(response)
+        reply = reply_message(response)
         if reply is not None:
             self._describe_reply(span, reply)
         span.end()
@@ -380,19 +376,7 @@ class SpanEmitter(BaseCallbackHandler):
             finish_reason = "tool_call" if reply.tool_calls else (finish or "stop")
             span.set_attribute(_OUTPUT_MESSAGES, _messages_json([reply], finish=finish_reason))
 
-    def on_llm_error(
-        self,
-        error: BaseException,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        """End the model span as failed."""
-        span = self._close(run_id)
-        if span is not None:
-            self._fail(span, error)
-            span.end()
+    on_llm_error = on_chain_error
 
     # --- tools ---------------------------------------------------------------------------------
 
@@ -410,7 +394,7 @@ class SpanEmitter(BaseCallbackHandler):
     ) -> None:
         """An ``execute_tool {tool}`` span with the call id and (opt-in) the arguments."""
         info = serialized or {}
-        name = kwargs.get("name") or info.get("name") or "tool"
+        name = event_name(info, kwargs) or "tool"
         attributes: dict[str, AttributeValue] = {
             GENAI_OPERATION: "execute_tool",
             _TOOL_NAME: name,
@@ -440,24 +424,12 @@ class SpanEmitter(BaseCallbackHandler):
         span = self._close(run_id)
         if span is None:
             return
-        content = output.content if isinstance(output, ToolMessage) else output
+        content, error = tool_outcome(output)
         if self.capture_content:
             span.set_attribute(_TOOL_RESULT, _json(content))
-        if isinstance(output, ToolMessage) and output.status == "error":
+        if error is not None:
             span.set_attribute(ERROR_TYPE, _TOOL_MESSAGE_ERROR)
-            span.set_status(Status(StatusCode.ERROR, str(content)))
+            span.set_status(Status(StatusCode.ERROR, error))
         span.end()
 
-    def on_tool_error(
-        self,
-        error: BaseException,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        """End the tool span as failed."""
-        span = self._close(run_id)
-        if span is not None:
-            self._fail(span, error)
-            span.end()
+    on_tool_error = on_chain_error

@@ -9,9 +9,12 @@ from typing import Any
 from harness.errors import MetricConfigError
 from harness.expectation import Expectation
 from harness.matching import max_matching
-from harness.metrics.base import Issue
-from harness.values import ABSENT, ArgDiff, args_key, describe_pattern
+from harness.metrics.base import Details, Issue, Score, make_score
+from harness.values import ABSENT, ArgDiff, args_key, describe_pattern, pointer_token
 from tracing.records import ToolCall
+
+BOTH_EMPTY_REASON = "no tool calls expected and none were made"
+"""The reason every metric gives when both call lists are empty and it scores 1.0."""
 
 REASON_CAP = 3
 """How many clauses a reason spells out before it says ``(+N more)``."""
@@ -61,6 +64,11 @@ def capped(items: Sequence[str], cap: int = REASON_CAP, sep: str = ", ") -> str:
     return f"{sep.join(items[:cap])} (+{len(items) - cap} more)"
 
 
+def arg_pointer(key: str) -> str:
+    """The JSON pointer (``/key``) of a top-level argument, as ArgDiff paths spell it."""
+    return "/" + pointer_token(key)
+
+
 def pointer_key(path: str) -> str:
     """Turn a JSON pointer (``/filter/status``) into the readable ``filter/status``."""
     tokens = path.lstrip("/").split("/") if path else [""]
@@ -88,6 +96,38 @@ def describe_call(call: ToolCall | Expectation) -> str:
 def describe_calls(calls: Sequence[ToolCall | Expectation], indices: Iterable[int]) -> str:
     """Describe the calls at ``indices``, capped."""
     return capped([describe_call(calls[index]) for index in indices])
+
+
+def same_name(exp: Expectation, call: ToolCall) -> bool:
+    """May these two pair at all? The names agree (arguments are judged elsewhere)."""
+    return exp.name == call.name
+
+
+def empty_sides_score(
+    metric: str,
+    threshold: float,
+    expected: Sequence[Expectation],
+    actual: Sequence[ToolCall],
+    list_made: Callable[[Sequence[ToolCall]], str] | None = None,
+) -> Score:
+    """DESIGN §5.4's empty-list rules (also §5.5, §5.6); call it when either list is empty.
+
+    Both empty → 1.0; calls made but none expected → 0.0, ``list_made`` naming them in the
+    reason when given; calls expected but none made → 0.0.
+    """
+    if not expected and not actual:
+        return make_score(metric, 1.0, threshold, BOTH_EMPTY_REASON)
+    if not expected:
+        extras = tuple(range(len(actual)))
+        details = Details((), (), extras, tuple(unexpected_issues(actual, extras)))
+        reason = f"no tool calls expected but {len(actual)} made"
+        if list_made is not None:
+            reason += f": {list_made(actual)}"
+        return make_score(metric, 0.0, threshold, reason, details)
+    missing = tuple(range(len(expected)))
+    details = Details((), missing, (), tuple(missing_issues(expected, missing)))
+    reason = f"expected {len(expected)} tool call(s) but none were made"
+    return make_score(metric, 0.0, threshold, reason, details)
 
 
 def missing_issues(expected: Sequence[Expectation], indices: Iterable[int]) -> list[Issue]:

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import attrgetter
 
 from harness.expectation import Expectation
 from harness.matching import best_assignment
 from harness.metrics._common import (
+    arg_pointer,
     capped,
     check_flag,
     describe_call,
     describe_calls,
     diff_clause,
+    empty_sides_score,
     missing_issues,
-    unexpected_issues,
 )
 from harness.metrics.base import Details, Issue, Pair, Score, check_threshold, make_score
 from harness.sample import Sample
@@ -23,15 +25,17 @@ from tracing.records import ToolCall
 _name = attrgetter("name")
 
 
-def _pointer(key: str) -> str:
-    return "/" + key.replace("~", "~0").replace("/", "~1")
-
-
 def _extra_diffs(call: ToolCall, keys: tuple[str, ...]) -> tuple[ArgDiff, ...]:
     return tuple(
-        ArgDiff(_pointer(key), ABSENT, call.args[key], "extra_arg", f"unexpected argument {key!r}")
+        ArgDiff(
+            arg_pointer(key), ABSENT, call.args[key], "extra_arg", f"unexpected argument {key!r}"
+        )
         for key in keys
     )
+
+
+def _list_calls(actual: Sequence[ToolCall]) -> str:
+    return describe_calls(actual, range(len(actual)))
 
 
 class ToolArgumentCorrectness:
@@ -48,21 +52,8 @@ class ToolArgumentCorrectness:
         """Score one sample; in strict mode any extra argument also fails it."""
         expected = sample.expected_tool_calls
         actual = sample.require_recorded()
-        if not expected and not actual:
-            reason = "no tool calls expected and none were made"
-            return make_score(self.name, 1.0, self.threshold, reason)
-        if not expected:
-            extras = tuple(range(len(actual)))
-            details = Details((), (), extras, tuple(unexpected_issues(actual, extras)))
-            reason = (
-                f"no tool calls expected but {len(actual)} made: {describe_calls(actual, extras)}"
-            )
-            return make_score(self.name, 0.0, self.threshold, reason, details)
-        if not actual:
-            missing = tuple(range(len(expected)))
-            details = Details((), missing, (), tuple(missing_issues(expected, missing)))
-            reason = f"expected {len(expected)} tool call(s) but none were made"
-            return make_score(self.name, 0.0, self.threshold, reason, details)
+        if not expected or not actual:
+            return empty_sides_score(self.name, self.threshold, expected, actual, _list_calls)
         return self._score_pairs(expected, actual)
 
     def _score_pairs(self, expected: list[Expectation], actual: list[ToolCall]) -> Score:

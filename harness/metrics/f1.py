@@ -10,6 +10,7 @@ from typing import Any
 from harness.expectation import Expectation
 from harness.matching import Matching, max_matching
 from harness.metrics._common import (
+    BOTH_EMPTY_REASON,
     check_choice,
     closest_mismatch_issues,
     describe_calls,
@@ -58,8 +59,9 @@ class ToolCallF1:
         if self.compat == "ragas":
             return self._ragas(expected, actual)
         if not expected and not actual:
-            reason = "no tool calls expected and none were made"
-            return make_score(self.name, 1.0, self.threshold, reason, Details(extra=_prf(1, 1, 1)))
+            # The §5.4 rule, with F1's precision / recall / F1 figures in the details.
+            details = Details(extra=_prf(1, 1, 1))
+            return make_score(self.name, 1.0, self.threshold, BOTH_EMPTY_REASON, details)
         # The value needs only the size of a maximum matching; the pairing itself is built if
         # someone reads the details, by the same engine call as always, so they do not change.
         tp = match_count(expected, actual, args_equal, keyed=True)

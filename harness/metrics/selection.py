@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from collections import defaultdict, deque
+from collections.abc import Sequence
 
 from harness.expectation import Expectation
 from harness.matching import Matching, ordered_alignment
-from harness.metrics._common import capped, check_flag, fmt, missing_issues, unexpected_issues
+from harness.metrics._common import (
+    capped,
+    check_flag,
+    empty_sides_score,
+    fmt,
+    missing_issues,
+    same_name,
+    unexpected_issues,
+)
 from harness.metrics.base import Details, Issue, Pair, Score, check_threshold, make_score
 from harness.sample import Sample
 from tracing.records import ToolCall
 
 
-def _same_name(exp: Expectation, call: ToolCall) -> bool:
-    return exp.name == call.name
+def _list_names(actual: Sequence[ToolCall]) -> str:
+    return capped([call.name for call in actual])
 
 
 def _name_multiset_pairing(expected: list[Expectation], actual: list[ToolCall]) -> Matching:
@@ -48,22 +57,10 @@ class ToolSelectionAccuracy:
         """Score one sample by tool names only; arguments are another metric's business."""
         expected = sample.expected_tool_calls
         actual = sample.require_recorded()
-        if not expected and not actual:
-            reason = "no tool calls expected and none were made"
-            return make_score(self.name, 1.0, self.threshold, reason)
-        if not expected:
-            extras = tuple(range(len(actual)))
-            details = Details((), (), extras, tuple(unexpected_issues(actual, extras)))
-            names = capped([call.name for call in actual])
-            reason = f"no tool calls expected but {len(actual)} made: {names}"
-            return make_score(self.name, 0.0, self.threshold, reason, details)
-        if not actual:
-            missing = tuple(range(len(expected)))
-            details = Details((), missing, (), tuple(missing_issues(expected, missing)))
-            reason = f"expected {len(expected)} tool call(s) but none were made"
-            return make_score(self.name, 0.0, self.threshold, reason, details)
+        if not expected or not actual:
+            return empty_sides_score(self.name, self.threshold, expected, actual, _list_names)
         if self.ordered:
-            matching = ordered_alignment(expected, actual, _same_name)
+            matching = ordered_alignment(expected, actual, same_name)
             longest = max(len(expected), len(actual))
             value = len(matching.pairs) / longest
             head = f"{len(matching.pairs)} of {longest} tool names in order"

@@ -20,12 +20,15 @@ from harness.errors import MetricConfigError
 from harness.expectation import Expectation
 from harness.matching import best_assignment, max_matching
 from harness.metrics._common import (
+    arg_pointer,
     capped,
     check_choice,
     diff_clause,
+    empty_sides_score,
     fmt,
     match_count,
     missing_issues,
+    same_name,
     unexpected_issues,
 )
 from harness.metrics._ragas import literal_args, ragas_sort_key
@@ -152,22 +155,20 @@ class _PairScorer:
             return exp.check(call).diffs
         if not exp.args:
             return tuple(
-                ArgDiff(_pointer(key), ABSENT, value, "extra_arg", "reference call has no args")
+                ArgDiff(arg_pointer(key), ABSENT, value, "extra_arg", "reference call has no args")
                 for key, value in call.args.items()
             )
         diffs: list[ArgDiff] = []
         per_key = self._per_key(exp, call)
         for (key, pattern), value in zip(exp.args.items(), per_key, strict=True):
             if value is None:
-                diffs.append(ArgDiff(_pointer(key), pattern, ABSENT, "missing_arg", "missing"))
+                diffs.append(ArgDiff(arg_pointer(key), pattern, ABSENT, "missing_arg", "missing"))
             elif value < 1.0:
                 message = f"comparator score {fmt(value)}"
-                diffs.append(ArgDiff(_pointer(key), pattern, call.args[key], "wrong_args", message))
+                diffs.append(
+                    ArgDiff(arg_pointer(key), pattern, call.args[key], "wrong_args", message)
+                )
         return tuple(diffs)
-
-
-def _pointer(key: str) -> str:
-    return "/" + key.replace("~", "~0").replace("/", "~1")
 
 
 class ToolCallSequenceAccuracy:
@@ -208,19 +209,8 @@ class ToolCallSequenceAccuracy:
         actual = sample.require_recorded()
         if self.compat == "ragas":
             return self._ragas(expected, actual)
-        if not expected and not actual:
-            reason = "no tool calls expected and none were made"
-            return make_score(self.name, 1.0, self.threshold, reason)
-        if not expected:
-            extras = tuple(range(len(actual)))
-            details = Details((), (), extras, tuple(unexpected_issues(actual, extras)))
-            reason = f"no tool calls expected but {len(actual)} made"
-            return make_score(self.name, 0.0, self.threshold, reason, details)
-        if not actual:
-            missing = tuple(range(len(expected)))
-            details = Details((), missing, (), tuple(missing_issues(expected, missing)))
-            reason = f"expected {len(expected)} tool call(s) but none were made"
-            return make_score(self.name, 0.0, self.threshold, reason, details)
+        if not expected or not actual:
+            return empty_sides_score(self.name, self.threshold, expected, actual)
         if self.order == "strict":
             return self._strict(expected, actual)
         return self._flexible(expected, actual)
@@ -444,7 +434,7 @@ def _explain_closed_strict(
 def _explain_closed_flexible(
     expected: Sequence[Expectation], actual: Sequence[ToolCall], k: int
 ) -> tuple[str, Details]:
-    matching = max_matching(expected, actual, _same_name, key=_name)
+    matching = max_matching(expected, actual, same_name, key=_name)
     issues = missing_issues(expected, matching.unmatched_expected)
     issues += unexpected_issues(actual, matching.unmatched_actual)
     details = Details(
@@ -461,10 +451,6 @@ def _explain_closed_flexible(
         f"(unpaired expected: {missing or '-'}; unpaired actual: {extra or '-'})"
     )
     return reason, details
-
-
-def _same_name(exp: Expectation, call: ToolCall) -> bool:
-    return exp.name == call.name
 
 
 def _ragas_arg_score(

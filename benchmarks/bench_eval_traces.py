@@ -1,4 +1,4 @@
-"""Streaming ``harness eval-traces``: peak memory over a 100,000-trace OTLP JSON file.
+"""Streaming ``harness eval-traces``: peak memory over 100,000- and 200,000-trace OTLP JSON files.
 
 Writes a collector-format file (one ExportTraceServiceRequest per line, ``--per-line`` traces per
 line, as a batching exporter does), each trace a ``scenario`` root, an ``invoke_agent`` span and
@@ -6,15 +6,21 @@ two ``execute_tool`` spans with their arguments; one trace in ten breaks its sce
 each in a fresh subprocess that reports its own peak RSS at exit
 (``resource.getrusage(RUSAGE_SELF).ru_maxrss``):
 
-* ``baseline``: the same imports, no file read (what the interpreter and libraries cost);
+* ``baseline``: the command's imports and the scenario file loaded, no trace read (what the
+  interpreter and libraries cost; the loader pulls in langchain_core and pydantic);
 * ``reader``: stream every trace out of the file (``iter_recorded_traces``), keep nothing;
-* ``eval-traces``: the real command, ``harness eval-traces FILE --scenarios S --json OUT``.
+* ``eval-traces --json``: the real command, ``harness eval-traces FILE --scenarios S --json OUT``;
+* ``... --junit-xml --html``: the same with every report (JSON and JUnit streamed, HTML from the
+  bounded sample of kept results).
 
-Prints the file size and each peak RSS. The reader's peak minus the baseline is what streaming
-costs; a reader that loaded the file would need about the file's size on top. ``eval-traces``
-also keeps one result per trace for the reports (passing traces without their calls).
+Prints each file's size and each peak RSS, for every ``--traces`` count (default 100,000 and
+200,000: streaming means the figures stay flat when the count doubles). The reader's peak minus
+the baseline is what reading costs; a reader that loaded the file would need about the file's
+size on top. ``eval-traces`` writes each result to the JSON and JUnit reports as it is scored
+and keeps at most 500 (those that did not pass first) for the console and HTML reports, so it
+should cost little more than the reader, whatever the count.
 
-    .venv/bin/python benchmarks/bench_eval_traces.py [--traces 100000] [--per-line 10] [--quick]
+    .venv/bin/python benchmarks/bench_eval_traces.py [--traces N [N ...]] [--per-line 10] [--quick]
 """
 
 from __future__ import annotations
@@ -47,8 +53,29 @@ scenarios:
       order: strict
 """
 
-_PEAK = "import resource\nprint('peak_kb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
-CHILD_BASELINE = "import harness.cli, harness.evaluate_traces, harness.report.json_report\n"
+# VmHWM, not ru_maxrss: after fork + exec, Linux carries the parent's RSS into the child's
+# ru_maxrss, so a child of a big parent would report the parent's size; VmHWM is the new
+# process's own high-water mark.
+_PEAK = (
+    "import resource\n"
+    "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    "try:\n"
+    "    with open('/proc/self/status') as status:\n"
+    "        peak = next(int(l.split()[1]) for l in status if l.startswith('VmHWM:'))\n"
+    "except (OSError, StopIteration):\n"
+    "    pass\n"
+    "print('peak_kb', peak)\n"
+)
+# everything the command imports (the scenario loader pulls in langchain_core and pydantic)
+CHILD_BASELINE = (
+    "import harness.cli, harness.evaluate_traces, harness.runner, harness.scenarios\n"
+    "import harness.report.console, harness.report.json_report, harness.report.junit\n"
+    "import harness.report.html\n"
+)
+CHILD_LOADED = (
+    CHILD_BASELINE
+    + "import sys\nfrom harness.scenarios import load_paths\nload_paths([sys.argv[1]])\n"
+)
 CHILD_READER = (
     CHILD_BASELINE
     + "import sys\nfrom harness.evaluate_traces import iter_recorded_traces\n"
@@ -56,10 +83,10 @@ CHILD_READER = (
 )
 CHILD_EVAL = (
     CHILD_BASELINE
-    + "import contextlib, io, sys\nfrom harness.cli import main\n"
-    + "with contextlib.redirect_stdout(io.StringIO()):\n"
+    + "import contextlib, os, sys\nfrom harness.cli import main\n"
+    + "with open(os.devnull, 'w') as devnull, contextlib.redirect_stdout(devnull):\n"
     + "    code = main(['eval-traces', sys.argv[1], '--scenarios', sys.argv[2], "
-    + "'--json', sys.argv[3]])\n"
+    + "'--json', sys.argv[3], *sys.argv[4:]])\n"
     + "print(code)\n"
 )
 
@@ -151,46 +178,91 @@ def peak_rss_mb(code: str, *args: str) -> tuple[float, float, str]:
     if proc.returncode != 0:
         raise SystemExit(f"child failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     lines = proc.stdout.strip().splitlines()
-    peak_kb = int(lines[-1].split()[1])  # ru_maxrss is in KiB on Linux
+    peak_kb = int(lines[-1].split()[1])  # VmHWM (and ru_maxrss on Linux) are in KiB
     return peak_kb / 1024, seconds, lines[0] if len(lines) > 1 else ""
 
 
+def json_report_summary(path: Path) -> tuple[dict[str, int], int]:
+    """The report's counts and how many scenarios it lists, read line by line (not loaded)."""
+    head: list[str] = []
+    listed = 0
+    in_head = True
+    with path.open(encoding="utf-8") as fp:
+        for line in fp:
+            if in_head:
+                if line.startswith('  "scenarios": ['):
+                    head.append('  "scenarios": []\n}')
+                    in_head = False
+                else:
+                    head.append(line)
+            if line == "    {\n":  # a scenario object opens at this indent, nothing else does
+                listed += 1
+    counts: dict[str, int] = json.loads("".join(head))["counts"]
+    return counts, listed
+
+
 def main() -> None:
-    """Generate the file, measure, print."""
+    """Generate the files, measure, print."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--traces", type=int, default=100_000)
+    parser.add_argument("--traces", type=int, nargs="+", default=[100_000, 200_000])
     parser.add_argument("--per-line", type=int, default=10)
-    parser.add_argument("--quick", action="store_true", help="10,000 traces")
+    parser.add_argument("--quick", action="store_true", help="10,000 and 20,000 traces")
     args = parser.parse_args()
-    traces = 10_000 if args.quick else args.traces
+    counts = [10_000, 20_000] if args.quick else args.traces
     with tempfile.TemporaryDirectory(prefix="bench-eval-traces-") as tmp:
         folder = Path(tmp)
         agent = folder / "noop_agent.py"
         agent.write_text("def build(model):\n    return None\n", encoding="utf-8")
         suite = folder / "bench.yaml"
         suite.write_text(SUITE.format(agent=agent), encoding="utf-8")
-        path = folder / "traces.json"
-        start = time.perf_counter()
-        write_file(path, traces, args.per_line)
-        size_mb = os.path.getsize(path) / 1e6
+        imports, _, _ = peak_rss_mb(CHILD_BASELINE)
+        print(f"imports only:                  peak RSS {imports:7.1f} MB")
+        base, _, _ = peak_rss_mb(CHILD_LOADED, str(suite))
         print(
-            f"file: {traces:,} traces, {size_mb:,.1f} MB "
-            f"({time.perf_counter() - start:.1f}s to write)"
+            f"baseline (+ scenarios loaded): peak RSS {base:7.1f} MB "
+            "(what eval-traces costs before reading a trace: the loader imports langchain_core)"
         )
-        base, _, _ = peak_rss_mb(CHILD_BASELINE)
-        print(f"baseline (imports only):       peak RSS {base:7.1f} MB")
-        reader, reader_s, count = peak_rss_mb(CHILD_READER, str(path))
-        print(
-            f"reader (stream {count} traces): peak RSS {reader:7.1f} MB "
-            f"(+{reader - base:.1f} MB over baseline; file {size_mb:.0f} MB) in {reader_s:.1f}s"
-        )
-        report = folder / "report.json"
-        full, full_s, _ = peak_rss_mb(CHILD_EVAL, str(path), str(suite), str(report))
-        data = json.loads(report.read_text())
-        print(
-            f"eval-traces --json:            peak RSS {full:7.1f} MB "
-            f"(+{full - base:.1f} MB over baseline) in {full_s:.1f}s; counts {data['counts']}"
-        )
+        for traces in counts:
+            measure(folder, suite, traces, args.per_line, (imports, base))
+
+
+def measure(
+    folder: Path, suite: Path, traces: int, per_line: int, bases: tuple[float, float]
+) -> None:
+    """One file of ``traces`` traces: write it, then the reader and eval-traces peaks.
+
+    ``bases``: the imports-only peak (the reader's baseline) and the scenarios-loaded one.
+    """
+    imports, base = bases
+    path = folder / "traces.json"
+    start = time.perf_counter()
+    write_file(path, traces, per_line)
+    size_mb = os.path.getsize(path) / 1e6
+    took = time.perf_counter() - start
+    print(f"\nfile: {traces:,} traces, {size_mb:,.1f} MB ({took:.1f}s to write)")
+    reader, reader_s, count = peak_rss_mb(CHILD_READER, str(path))
+    print(
+        f"reader (stream {count} traces): peak RSS {reader:7.1f} MB "
+        f"(+{reader - imports:.1f} MB over imports only; file {size_mb:.0f} MB) in {reader_s:.1f}s"
+    )
+    report = folder / "report.json"
+    full, full_s, _ = peak_rss_mb(CHILD_EVAL, str(path), str(suite), str(report))
+    counts, listed = json_report_summary(report)
+    print(
+        f"eval-traces --json:            peak RSS {full:7.1f} MB "
+        f"(+{full - base:.1f} MB over baseline) in {full_s:.1f}s; counts {counts}, "
+        f"{listed:,} results in the JSON report"
+    )
+    junit, html = folder / "report.xml", folder / "report.html"
+    extra = ["--junit-xml", str(junit), "--html", str(html)]
+    every, every_s, _ = peak_rss_mb(CHILD_EVAL, str(path), str(suite), str(report), *extra)
+    print(
+        f"  ... --junit-xml --html:      peak RSS {every:7.1f} MB "
+        f"(+{every - base:.1f} MB over baseline) in {every_s:.1f}s; reports "
+        f"JSON {report.stat().st_size / 1e6:.0f} MB, JUnit {junit.stat().st_size / 1e6:.0f} MB, "
+        f"HTML {html.stat().st_size / 1e6:.1f} MB"
+    )
+    path.unlink()
 
 
 if __name__ == "__main__":

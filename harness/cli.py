@@ -94,7 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     evaluate = commands.add_parser(
-        "eval-traces", help="score recorded traces (OTLP JSON files) against scenarios"
+        "eval-traces",
+        help="score recorded traces (OTLP JSON files) against scenarios",
+        epilog="Files are read as a stream, and memory stays flat however many traces they "
+        "hold: the JSON and JUnit reports are written as each trace is scored and list every "
+        "one; the console and the HTML report show at most 500 results (those that did not "
+        "pass first) with the counts of all of them.",
     )
     evaluate.add_argument(
         "files", nargs="+", metavar="FILE", help="OTLP JSON files (collector file exporter format)"
@@ -321,17 +326,23 @@ def _write_reports(
         (args.html_path, _write_html),
     ]
     for path, writer in writers:
-        if not path:
-            continue
-        try:
-            written = writer(result, path, redactor=redactor)
-        except OSError as exc:
-            err.print(f"cannot write report {path}: {exc.strerror or exc}", style="red")
-            continue
-        except ImportError as exc:
-            err.print(f"cannot write report {path}: {exc}", style="red", markup=False)
-            continue
-        out.print(f"report written: {written or path}", highlight=False)
+        if path:
+            _write_one(path, writer, result, out, err, redactor)
+
+
+def _write_one(
+    path: str, writer: Any, result: SuiteResult, out: Console, err: Console, redactor: Redactor
+) -> None:
+    """Write one report; a failure is one red line, not the end of the command."""
+    try:
+        written = writer(result, path, redactor=redactor)
+    except OSError as exc:
+        err.print(f"cannot write report {path}: {exc.strerror or exc}", style="red")
+        return
+    except ImportError as exc:
+        err.print(f"cannot write report {path}: {exc}", style="red", markup=False)
+        return
+    out.print(f"report written: {written or path}", highlight=False)
 
 
 def _write_html(result: SuiteResult, path: str, *, redactor: Redactor) -> str:
@@ -346,7 +357,12 @@ _MAX_TRACE_ROWS = 200
 
 
 def _eval_traces(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from harness.evaluate_traces import ScenarioIndex, UnknownScenarioError, evaluate_traces
+    from harness.evaluate_traces import (
+        KEPT_RESULTS,
+        ScenarioIndex,
+        UnknownScenarioError,
+        evaluate_traces,
+    )
     from harness.report.console import render_console
     from harness.scenarios import iter_scenarios, select
 
@@ -376,14 +392,91 @@ def _eval_traces(args: argparse.Namespace, out: Console, err: Console) -> int:
         return chosen is None or id(scenario) in chosen
 
     unreadable: list[Any] = []
-    result = evaluate_traces(args.files, scenarios, only=only, selected=selected, errors=unreadable)
+    streams = _TraceReports(args, redactor, err)
+    try:
+        result = evaluate_traces(
+            args.files,
+            scenarios,
+            only=only,
+            selected=selected,
+            errors=unreadable,
+            progress=streams.add,
+            keep=KEPT_RESULTS,
+        )
+    except BaseException:
+        streams.abort()
+        raise
     render_console(result, out, redactor=redactor, max_rows=_MAX_TRACE_ROWS)
-    _write_reports(result, args, out, err, redactor)
-    if not result.scenarios:
+    streams.close(result, out)
+    if args.html_path:
+        _write_one(args.html_path, _write_html, result, out, err, redactor)
+    if result.interrupted:
+        return EXIT_INTERRUPTED
+    if not result.total:
         err.print("no traces found in " + " ".join(args.files), style="bold red", markup=False)
         return EXIT_FAILED
     # an unreadable line may have held a failing trace: do not call the run clean
     return EXIT_OK if result.ok and not unreadable else EXIT_FAILED
+
+
+class _TraceReports:
+    """The JSON and JUnit reports of eval-traces, written as each result is scored.
+
+    The result the reports are closed with is a bounded sample (counts of everything); the
+    writers saw every result. A writer that fails (cannot create its file, disk full) says so
+    once and is dropped; the others carry on.
+    """
+
+    def __init__(self, args: argparse.Namespace, redactor: Redactor, err: Console) -> None:
+        from harness.report.json_report import JsonReportWriter
+        from harness.report.junit import JunitReportWriter
+
+        self.err = err
+        self.writers: list[tuple[str, Any]] = []
+        wanted: list[tuple[str | None, Any]] = [
+            (args.json_path, JsonReportWriter),
+            (args.junit_xml, JunitReportWriter),
+        ]
+        for path, kind in wanted:
+            if not path:
+                continue
+            try:
+                self.writers.append((path, kind(path, redactor=redactor)))
+            except OSError as exc:
+                self._failed(path, exc)
+
+    def _failed(self, path: str, exc: OSError) -> None:
+        self.err.print(
+            f"cannot write report {path}: {exc.strerror or exc}", style="red", markup=False
+        )
+
+    def add(self, result: ScenarioResult) -> None:
+        """Hand one scored trace to every writer."""
+        for entry in list(self.writers):
+            path, writer = entry
+            try:
+                writer.add(result)
+            except OSError as exc:
+                self._failed(path, exc)
+                writer.abort()
+                self.writers.remove(entry)
+
+    def close(self, result: SuiteResult, out: Console) -> None:
+        """Finish every report with the run's counts and warnings."""
+        for path, writer in self.writers:
+            try:
+                written = writer.close(result)
+            except OSError as exc:
+                self._failed(path, exc)
+                continue
+            out.print(f"report written: {written}", highlight=False)
+        self.writers = []
+
+    def abort(self) -> None:
+        """Drop every partial report."""
+        for _, writer in self.writers:
+            writer.abort()
+        self.writers = []
 
 
 class _Progress:

@@ -12,6 +12,13 @@ A trace is complete at the end of the line that brought its root span (exporters
 when it ends, and a root ends after its children); a trace whose root never comes is complete
 at the end of the file.
 
+Results stream too: each one goes to the ``progress`` callback as it is scored (the CLI hands it
+to the streaming JSON and JUnit writers, which write it to disk and forget it), and the returned
+:class:`~harness.result.SuiteResult` keeps only a bounded sample (``keep``, default
+:data:`KEPT_RESULTS`, failures and errors first) with counts of every result. So peak memory is
+the open traces plus that sample, whatever the number of traces; the console and HTML reports
+render from the sample and say how many results they do not show.
+
 What a trace can tell: tool arguments and results are on the spans only when the run captured
 content (``--capture-content``), and redacted values arrive as ``"***"``; the final answer (for
 ``output`` checks) is read from the last chat span's output messages, so it too needs content
@@ -23,24 +30,24 @@ from __future__ import annotations
 import difflib
 import json
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.metrics.base import Score
-from harness.result import ErrorInfo, RunResult, ScenarioResult, SuiteResult
+from harness.result import ErrorInfo, ResultSample, RunResult, ScenarioResult, SuiteResult
 from harness.runner import score_sample, verdict
 from harness.sample import Sample
 from harness.scenarios import Scenario
 from tracing.conventions import GENAI_OUTPUT_MESSAGES
-from tracing.exporter import SpanView, calls_from_spans, relevant_role
-from tracing.otlp_json import OtlpJsonError, OtlpJsonReader
+from tracing.exporter import SpanView
+from tracing.otlp_json import OtlpJsonError, OtlpJsonReader, OtlpTrace
 from tracing.records import ToolCall
 from tracing.spans import SCENARIO_NAME
 
 __all__ = [
+    "KEPT_RESULTS",
     "RecordedTrace",
     "ScenarioIndex",
     "UnknownScenarioError",
@@ -50,8 +57,6 @@ __all__ = [
 
 SUITE_ATTRIBUTE = "harness.suite"
 UNMATCHED_SUITE = "(no scenario)"
-_REMEMBERED_COMPLETE = 65_536
-"""Completed trace ids remembered to report a span arriving after its trace was scored."""
 
 
 class UnknownScenarioError(ValueError):
@@ -92,15 +97,6 @@ def _str_attribute(span: SpanView | None, key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-@dataclass(slots=True)
-class _Open:
-    """What an open trace holds: its tool/chat spans, every other span's parent, its root."""
-
-    views: list[SpanView] = field(default_factory=list)
-    parents: dict[str, str | None] = field(default_factory=dict)
-    root: SpanView | None = None
-
-
 def _final_output(views: Sequence[SpanView]) -> Any:
     """The text of the last chat reply that requested no tool (None without content capture)."""
     chats = [v for v in views if GENAI_OUTPUT_MESSAGES in v.attributes]
@@ -124,9 +120,10 @@ def _final_output(views: Sequence[SpanView]) -> Any:
     return None
 
 
-def _finish(trace_id: str, trace: _Open, path: str, line: int) -> RecordedTrace:
-    calls = calls_from_spans(trace.views, trace.parents) if trace.views else []
-    return RecordedTrace(trace_id, calls, trace.root, _final_output(trace.views), path, line)
+def _recorded(trace: OtlpTrace, path: str) -> RecordedTrace:
+    return RecordedTrace(
+        trace.trace_id, trace.calls(), trace.root, _final_output(trace.spans), path, trace.line
+    )
 
 
 def iter_recorded_traces(
@@ -134,44 +131,12 @@ def iter_recorded_traces(
 ) -> Iterator[RecordedTrace]:
     """Stream every trace of an OTLP JSON file; unreadable lines go to ``errors``."""
     reader = OtlpJsonReader(path)
-    open_traces: dict[str, _Open] = {}
-    complete: OrderedDict[str, int] = OrderedDict()
     shown = str(path)
     reported = 0
-    # _lines() is the reader's line-by-line stream (its public iterators drop root spans)
-    for number, views in reader._lines():
-        finished: list[str] = []
-        for view in views:
-            if view.trace_id in complete:
-                reader._error(
-                    number,
-                    f"span {view.span_id} of trace {view.trace_id} arrives after the trace was "
-                    f"complete (root span on line {complete[view.trace_id]}); skipped",
-                )
-                continue
-            trace = open_traces.get(view.trace_id)
-            if trace is None:
-                trace = open_traces[view.trace_id] = _Open()
-            if relevant_role(view.attributes) is not None:
-                trace.views.append(view)
-            else:
-                trace.parents[view.span_id] = view.parent_id
-            if view.parent_id is None:
-                trace.root = view
-                finished.append(view.trace_id)
+    for trace in reader.iter_traces():
         reported = _collect(reader, errors, reported)
-        for trace_id in finished:
-            trace = open_traces.pop(trace_id, None)
-            if trace is None:
-                continue  # two roots of one trace on one line
-            complete[trace_id] = number
-            if len(complete) > _REMEMBERED_COMPLETE:
-                complete.popitem(last=False)
-            yield _finish(trace_id, trace, shown, number)
+        yield _recorded(trace, shown)
     _collect(reader, errors, reported)
-    last_line = 0
-    for trace_id, trace in open_traces.items():
-        yield _finish(trace_id, trace, shown, last_line)
 
 
 def _collect(reader: OtlpJsonReader, errors: list[OtlpJsonError] | None, seen: int) -> int:
@@ -289,6 +254,10 @@ def score_trace(scenario: Scenario, trace: RecordedTrace, *, lean: bool = True) 
     return result
 
 
+KEPT_RESULTS = 500
+"""Results :func:`evaluate_traces` keeps in memory by default (those that did not pass first)."""
+
+
 def evaluate_traces(
     paths: Sequence[str | Path],
     scenarios: Sequence[Scenario],
@@ -298,47 +267,60 @@ def evaluate_traces(
     progress: Callable[[ScenarioResult], None] | None = None,
     lean: bool = True,
     errors: list[OtlpJsonError] | None = None,
+    keep: int | None = KEPT_RESULTS,
 ) -> SuiteResult:
-    """Score every trace of the files; the result has one entry per trace, in file order.
+    """Score every trace of the files, in file order; ``progress`` sees every result.
+
+    Memory stays flat however many traces there are: each result goes to ``progress`` (where
+    the streaming JSON and JUnit writers take it) and the returned SuiteResult keeps at most
+    ``keep`` of them (:class:`~harness.result.ResultSample`: failures and errors first) while
+    its ``counts`` count them all; ``keep=None`` keeps every result.
 
     ``only``: score every trace against this scenario. ``selected``: traces whose scenario it
     rejects are skipped (``-k``). ``lean``: passing traces keep scores, not recorded calls.
-    Unreadable lines become the result's warnings and are also appended to ``errors``.
+    Unreadable lines become the result's warnings and are also appended to ``errors``. Ctrl-C
+    stops the reading and returns what was scored so far, marked ``interrupted``.
     """
     started_at = time.time()
     start = time.perf_counter()
     index = ScenarioIndex(scenarios)
-    results: list[ScenarioResult] = []
+    sample = ResultSample(keep)
     errors = [] if errors is None else errors
     first_error = len(errors)
     warnings: list[str] = []
     deselected = 0
-    for path in paths:
-        try:
-            traces = _stream_guard(path, errors)
-        except OSError as exc:
-            warnings.append(f"{path}: cannot read: {exc.strerror or exc}")
-            continue
-        for trace in traces:
-            found = only if only is not None else index.match(trace)
-            if isinstance(found, str):
-                result = _unmatched(trace, found)
-            elif selected is not None and not selected(found):
-                deselected += 1
+    interrupted = False
+    try:
+        for path in paths:
+            try:
+                traces = _stream_guard(path, errors)
+            except OSError as exc:
+                warnings.append(f"{path}: cannot read: {exc.strerror or exc}")
                 continue
-            else:
-                result = score_trace(found, trace, lean=lean)
-            results.append(result)
-            if progress is not None:
-                progress(result)
+            for trace in traces:
+                found = only if only is not None else index.match(trace)
+                if isinstance(found, str):
+                    result = _unmatched(trace, found)
+                elif selected is not None and not selected(found):
+                    deselected += 1
+                    continue
+                else:
+                    result = score_trace(found, trace, lean=lean)
+                sample.add(result)
+                if progress is not None:
+                    progress(result)
+    except KeyboardInterrupt:
+        interrupted = True
     warnings.extend(str(error) for error in errors[first_error:])
     if deselected:
         warnings.append(f"{deselected} trace(s) of scenarios not selected by -k were skipped")
     return SuiteResult(
-        scenarios=tuple(results),
+        scenarios=sample.scenarios,
         started_at=started_at,
         duration=time.perf_counter() - start,
+        interrupted=interrupted,
         warnings=tuple(warnings),
+        omitted=sample.omitted,
     )
 
 

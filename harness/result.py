@@ -66,6 +66,11 @@ class Scrubber:
         """A scrubber for every run of every scenario of a suite result."""
         return cls.for_runs(redactor, (run for s in result.scenarios for run in s.runs))
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The secret values scrubbed out of text, longest first."""
+        return self._secrets
+
     def text(self, text: str) -> str:
         """``text`` with every known secret value replaced by the mask."""
         for secret in self._secrets:
@@ -384,12 +389,32 @@ class SuiteResult:
     warnings: tuple[str, ...] = ()
     """Problems that did not stop the run (an unreadable trace-file line, export trouble)."""
     counts: dict[str, int] = field(default_factory=dict)
+    omitted: Mapping[str, int] = field(default_factory=dict)
+    """Results counted in ``counts`` but not kept in ``scenarios``, per status: ``harness
+    eval-traces`` streams every result to the JSON and JUnit writers and keeps a bounded
+    sample (see :class:`ResultSample`). Empty for ``harness run``, which keeps everything."""
 
     def __post_init__(self) -> None:
         tally = dict.fromkeys(STATUSES, 0)
         for scenario in self.scenarios:
             tally[scenario.status] += 1
+        for status, count in self.omitted.items():
+            if status not in tally:
+                raise ValueError(
+                    f"omitted counts name an unknown status {status!r}; use one of {STATUSES}"
+                )
+            tally[status] += count
         object.__setattr__(self, "counts", tally)
+
+    @property
+    def total(self) -> int:
+        """How many results there were, kept or not."""
+        return sum(self.counts.values())
+
+    @property
+    def omitted_total(self) -> int:
+        """How many results were counted but not kept (0 unless the result is a sample)."""
+        return sum(self.omitted.values())
 
     @property
     def ok(self) -> bool:
@@ -431,6 +456,67 @@ class SuiteResult:
             "summary": self.summary_line(),
             "warnings": [scrub.text(warning) for warning in self.warnings],
         }
+        if self.omitted_total:
+            # a sample: the scenario list below is not every result the counts count
+            data["omitted"] = {status: self.omitted.get(status, 0) for status in STATUSES}
         if scenarios:
             data["scenarios"] = [scenario.to_dict(scrub) for scenario in self.scenarios]
         return data
+
+
+class ResultSample:
+    """At most ``limit`` results of a stream, those that did not pass first; the rest counted.
+
+    While there is room every result is kept, in arrival order. When full, a result that did not
+    pass replaces the most recent passing one still kept; anything else is only counted. So a
+    small run keeps everything, and a huge one keeps up to ``limit`` failures, errors and xfail
+    outcomes, never more. ``limit=None`` keeps every result.
+    """
+
+    __slots__ = ("_kept", "_omitted", "_passing", "limit")
+
+    def __init__(self, limit: int | None) -> None:
+        """Keep at most ``limit`` results (None: all)."""
+        if limit is not None and limit < 0:
+            raise ValueError(f"a result sample keeps 0 or more results, got limit={limit}")
+        self.limit = limit
+        self._kept: list[ScenarioResult] = []
+        self._omitted: dict[str, int] = {}
+        self._passing = 0
+
+    def add(self, result: ScenarioResult) -> None:
+        """Count ``result``, and keep it if the rule above lets it in."""
+        if self.limit is None or len(self._kept) < self.limit:
+            self._keep(result)
+            return
+        if result.status != "passed" and self._passing:
+            self._evict_last_passing()
+            self._keep(result)
+            return
+        self._omit(result.status)
+
+    def _keep(self, result: ScenarioResult) -> None:
+        self._kept.append(result)
+        if result.status == "passed":
+            self._passing += 1
+
+    def _evict_last_passing(self) -> None:
+        for position in range(len(self._kept) - 1, -1, -1):
+            if self._kept[position].status == "passed":
+                del self._kept[position]
+                self._passing -= 1
+                self._omit("passed")
+                return
+
+    def _omit(self, status: str) -> None:
+        self._omitted[status] = self._omitted.get(status, 0) + 1
+
+    @property
+    def scenarios(self) -> tuple[ScenarioResult, ...]:
+        """The kept results, in arrival order."""
+        return tuple(self._kept)
+
+    @property
+    def omitted(self) -> dict[str, int]:
+        """Per status, how many results were counted but not kept."""
+        return dict(self._omitted)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from junitparser import Error, JUnitXml
 
 from harness.cli import main
-from harness.evaluate_traces import iter_recorded_traces
+from harness.evaluate_traces import evaluate_traces, iter_recorded_traces
+from harness.report.json_report import JsonReportWriter, render_json
+from harness.report.junit import JunitReportWriter
+from harness.result import ScenarioResult
 from tests.test_run_export import write_secret_suite
 
 SUITE = """
@@ -248,3 +253,114 @@ def test_reader_holds_only_open_traces(tmp_path: Path) -> None:
     (second,) = list(stream)
     assert second.trace_id.endswith("2") and second.line == 3
     assert [c.name for c in second.calls] == ["get_order"]
+
+
+def _many_traces(tmp_path: Path, count: int, failing_every: int) -> Path:
+    """``count`` lookup traces, ten per line; every ``failing_every``-th asks for order 8."""
+    traces = [
+        (
+            _tool(i, 2, 1, "get_order", order_id=8 if i % failing_every == 0 else 9),
+            _root(i, "lookup"),
+        )
+        for i in range(1, count + 1)
+    ]
+    lines = [
+        _line(*[span for trace in traces[first : first + 10] for span in trace])
+        for first in range(0, count, 10)
+    ]
+    return _collector_file(tmp_path, *lines)
+
+
+def _scenarios(tmp_path: Path) -> list[Any]:
+    from harness.scenarios import iter_scenarios, load_paths
+
+    return list(iter_scenarios(load_paths([str(_suite(tmp_path))])))
+
+
+def test_streamed_reports_equal_the_reports_of_the_whole_result(tmp_path: Path) -> None:
+    """Written as the traces are scored, the JSON is render_json's text; JUnit has the totals."""
+    traces = _collector_file(
+        tmp_path,
+        _line(_tool(1, 2, 1, "get_order", order_id=7), _tool(1, 3, 1, "refund", order_id=7)),
+        _line(_root(1, "refund")),
+        _line(_tool(2, 2, 1, "get_order", order_id=9), _tool(2, 3, 1, "refund", order_id=9)),
+        _line(_root(2, "lookup"), _tool(3, 2, 1, "get_order", order_id=9), _root(3, "lookup")),
+        _line(_tool(4, 2, 1, "get_order", order_id=9), _root(4, "lokup")),
+    )
+    json_path, junit_path = tmp_path / "out" / "r.json", tmp_path / "out" / "r.xml"
+    json_writer, junit_writer = JsonReportWriter(json_path), JunitReportWriter(junit_path)
+
+    def both(result: ScenarioResult) -> None:
+        json_writer.add(result)
+        junit_writer.add(result)
+
+    whole = evaluate_traces([traces], _scenarios(tmp_path), progress=both, keep=None)
+    json_writer.close(whole)
+    junit_writer.close(whole)
+    assert [s.status for s in whole.scenarios] == ["passed", "failed", "passed", "error"]
+    assert json_path.read_text("utf-8") == render_json(whole) + "\n"
+    xml = JUnitXml.fromfile(str(junit_path))
+    assert (xml.tests, xml.failures, xml.errors, xml.skipped) == (4, 1, 1, 0)
+    (suite,) = list(xml)
+    assert (suite.name, suite.tests, suite.failures, suite.errors) == ("shop", 4, 1, 1)
+    cases = list(suite)
+    assert [case.name.split("[")[0] for case in cases] == ["refund", "lookup", "lookup", "lokup"]
+    (error,) = cases[3].result
+    assert isinstance(error, Error) and "did you mean" in (error.message or "")
+    assert not [p for p in json_path.parent.iterdir() if p.name.startswith(".")]  # no temp left
+
+
+def test_memory_holds_a_bounded_sample_however_many_traces(tmp_path: Path) -> None:
+    """Scoring 60 traces with keep=5 never has more than a handful of results alive."""
+    traces = _many_traces(tmp_path, 60, failing_every=4)
+    seen: list[str] = []
+    alive: list[int] = []
+
+    def watch(result: ScenarioResult) -> None:
+        seen.append(result.status)
+        if len(seen) % 20 == 0:  # count every result object still reachable, not just ours
+            gc.collect()
+            alive.append(sum(1 for o in gc.get_objects() if type(o) is ScenarioResult))
+
+    result = evaluate_traces([traces], _scenarios(tmp_path), progress=watch, keep=5)
+    assert len(seen) == 60 and result.total == 60
+    assert result.counts["passed"] == 45 and result.counts["failed"] == 15
+    assert len(result.scenarios) == 5
+    assert all(s.status == "failed" for s in result.scenarios)  # failures crowd out passes
+    assert [s.trace_id[-2:] for s in result.scenarios] == [f"{i:02x}" for i in (4, 8, 12, 16, 20)]
+    assert result.omitted == {"passed": 45, "failed": 10}
+    assert alive and max(alive) <= 5 + 2  # the sample, the result in hand, one in flight
+
+
+def test_result_sample_keeps_everything_while_there_is_room(tmp_path: Path) -> None:
+    traces = _many_traces(tmp_path, 8, failing_every=3)
+    result = evaluate_traces([traces], _scenarios(tmp_path), keep=20)
+    assert len(result.scenarios) == 8 and result.omitted == {} and result.omitted_total == 0
+    assert [s.status for s in result.scenarios] == [
+        "failed" if i % 3 == 0 else "passed" for i in range(1, 9)
+    ]
+
+
+def test_cli_reports_every_trace_while_console_and_html_show_the_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    traces = _many_traces(tmp_path, 12, failing_every=3)
+    monkeypatch.setattr("harness.evaluate_traces.KEPT_RESULTS", 3)
+    report, junit, page = tmp_path / "r.json", tmp_path / "r.xml", tmp_path / "r.html"
+    argv = ["eval-traces", str(traces), "--scenarios", str(_suite(tmp_path)), "--json", str(report)]
+    assert main([*argv, "--junit-xml", str(junit), "--html", str(page)]) == 1
+    data = _report(report)
+    assert len(data["scenarios"]) == 12 and "omitted" not in data
+    assert data["counts"]["passed"] == 8 and data["counts"]["failed"] == 4
+    assert data["summary"].startswith("8 passed, 4 failed")
+    xml = JUnitXml.fromfile(str(junit))
+    assert (xml.tests, xml.failures) == (12, 4)
+    assert sum(1 for suite in xml for _ in suite) == 12
+    html = page.read_text("utf-8")
+    assert "Showing 3 of 12 results" in html and "9 more not shown (8 passed, 1 failed)" in html
+    assert html.count('<details class="scenario') == 3
+    assert 'data-count="total"><span class="n">12<' in html
+    out = capsys.readouterr().out
+    assert "1 more failed or errored not shown here" in out
+    assert "9 more not shown" in out  # the table caption counts what the sample left out
+    assert "8 passed, 4 failed" in out

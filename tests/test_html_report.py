@@ -367,6 +367,43 @@ def test_custom_redactor_keys(result: SuiteResult) -> None:
     assert "alert(1)" not in page  # the injected value sat under `key`: scrubbed everywhere
 
 
+def _match_table(page: str) -> str:
+    start = page.index('<table class="match">')
+    return page[start : page.index("</tbody></table>", start)]
+
+
+def test_custom_redact_keys_mask_the_match_table_cells() -> None:
+    """A ``--redact`` key (not in the default list) is masked in both cells of the table."""
+    call = ToolCall("charge", {"card_number": "4111-2222-3333", "amount": 5})
+    expected = {"name": "charge", "args": {"card_number": "4111-2222-3333", "amount": 6}}
+    sample = Sample(tool_calls=[call], expected_tool_calls=[expected])
+    run = RunResult(0, False, sample)
+    suite = SuiteResult(scenarios=(ScenarioResult("s", "n", "f", 1, "failed", (run,)),))
+    plain = _match_table(render_html(suite))
+    assert plain.count("4111-2222-3333") == 2  # not a default key: shown on both sides
+    table = _match_table(render_html(suite, redactor=Redactor(["card_number"])))
+    assert "4111-2222-3333" not in table
+    masked = '<span class="k">card_number</span>=<span class="masked">&#x27;***&#x27;</span>'
+    assert table.count(masked) == 2
+    assert '<td class="path">/amount</td>' in table  # the real mismatch is still shown
+    assert "wrong arguments" in table
+
+
+def test_a_sampled_result_says_how_many_it_does_not_show() -> None:
+    """eval-traces keeps a bounded sample: tiles count everything, a banner tells the rest."""
+    run = RunResult(0, False, Sample(tool_calls=[ToolCall("add", {"a": 1})]))
+    kept = ScenarioResult("s", "n", "f", 1, "failed", (run,))
+    result = SuiteResult(scenarios=(kept,), omitted={"passed": 7, "failed": 2})
+    page = render_html(result)
+    assert result.total == 10 and result.counts["failed"] == 3
+    assert "Showing 1 of 10 results" in page and "9 more not shown (7 passed, 2 failed)" in page
+    assert 'data-count="total"><span class="n">10<' in page
+    assert 'data-count="failed"><span class="n">3<' in page
+    assert '<span class="count">1</span> <span class="more">+2 not shown</span>' in page
+    assert page.count('<details class="scenario') == 1
+    assert "more not shown" not in render_html(SuiteResult(scenarios=(kept,)))
+
+
 def test_diff_under_a_secret_key_shows_no_values() -> None:
     call = ToolCall("auth", {"token": "tok-abc-123"})
     sample = Sample(

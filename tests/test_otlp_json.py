@@ -209,3 +209,53 @@ def test_reads_protobuf_canonical_json(tmp_path: Path) -> None:
             out.write(json_format.MessageToJson(message, indent=None) + "\n")
     assert '"SPAN_KIND_INTERNAL"' in converted.read_text()
     assert [calls for _, calls in iter_trace_calls(converted)] == expected
+
+
+def _line(*spans: dict[str, object]) -> str:
+    request = {"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]}
+    return json.dumps(request)
+
+
+def _raw_span(trace: int, span: int, parent: int | None, **attributes: str) -> dict[str, object]:
+    out: dict[str, object] = {
+        "traceId": f"{trace:032x}",
+        "spanId": f"{span:016x}",
+        "name": f"span {span}",
+        "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attributes.items()],
+    }
+    if parent is not None:
+        out["parentSpanId"] = f"{parent:016x}"
+    return out
+
+
+def test_iter_traces_gives_every_trace_with_its_root_and_line(tmp_path: Path) -> None:
+    """Traces without tool spans come out too, each with its root attributes and closing line."""
+    tool = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "lookup",
+        "gen_ai.tool.call.id": "call_1",
+        "gen_ai.tool.call.arguments": '{"key": "a"}',
+    }
+    path = tmp_path / "t.jsonl"
+    lines = [
+        _line(_raw_span(1, 3, 2), _raw_span(1, 4, 3, **tool)),
+        _line(_raw_span(1, 2, 1), _raw_span(1, 1, None, **{"harness.scenario": "one"})),
+        _line(_raw_span(2, 1, None, **{"harness.scenario": "no tools"})),
+        _line(_raw_span(3, 5, 9, **tool)),  # its root lives elsewhere: complete at the end
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    reader = OtlpJsonReader(path)
+    traces = list(reader.iter_traces())
+    assert [(t.trace_id[-1], t.line) for t in traces] == [("1", 2), ("2", 3), ("3", 0)]
+    first, second, third = traces
+    assert first.root_attributes == {"harness.scenario": "one"}
+    assert [s.span_id for s in first.spans] == [f"{4:016x}"]
+    assert first.parents[f"{3:016x}"] == f"{2:016x}"  # the non-tool spans' links are kept
+    assert [(c.name, c.args) for c in first.calls()] == [("lookup", {"key": "a"})]
+    assert second.spans == () and second.calls() == []
+    assert second.root_attributes == {"harness.scenario": "no tools"}
+    assert third.root is None and third.root_attributes == {}
+    assert [c.name for c in third.calls()] == ["lookup"]
+    # the calls-only view is this stream, minus the traces without tool spans
+    assert [tid for tid, _ in reader.iter_trace_calls()] == [first.trace_id, third.trace_id]
+    assert reader.errors == []

@@ -146,3 +146,106 @@ def test_redactor_is_applied_at_render_time_only(result: SuiteResult) -> None:
     assert "alpha" not in console.export_text()
     # with no keys at all, nothing is masked: the redactor really is the one in charge
     assert "sk-123" in render_json(result, redactor=Redactor([]))
+
+
+def test_stream_writers_masked_per_result_match_the_whole_suite_render(
+    result: SuiteResult, tmp_path: Path
+) -> None:
+    """Results added one by one (each masked on its own) give render_json's text and JUnit."""
+    from harness.report.json_report import JsonReportWriter
+    from harness.report.junit import JunitReportWriter, render_junit
+
+    json_writer = JsonReportWriter(tmp_path / "r.json")
+    junit_writer = JunitReportWriter(tmp_path / "r.xml")
+    for scenario in result.scenarios:
+        json_writer.add(scenario)
+        junit_writer.add(scenario)
+    assert junit_writer.totals == {"tests": 4, "failures": 1, "errors": 1, "skipped": 1}
+    text = json_writer.close(result).read_text("utf-8")
+    assert text == render_json(result) + "\n" and "sk-123" not in text
+    xml_text = junit_writer.close(result).read_text("utf-8")
+    assert xml_text == render_junit(result) + "\n" and "sk-123" not in xml_text
+    xml = JUnitXml.fromfile(str(tmp_path / "r.xml"))
+    assert (xml.tests, xml.failures, xml.errors, xml.skipped) == (4, 1, 1, 1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "r.xml"]
+
+
+def test_aborted_writers_leave_nothing(result: SuiteResult, tmp_path: Path) -> None:
+    from harness.report.json_report import JsonReportWriter
+    from harness.report.junit import JunitReportWriter
+
+    for writer in (JsonReportWriter(tmp_path / "r.json"), JunitReportWriter(tmp_path / "r.xml")):
+        writer.add(result.scenarios[1])
+        writer.abort()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stream_scrubber_remembers_secrets_of_earlier_results(result: SuiteResult) -> None:
+    """A secret seen under a redacted key in one result is scrubbed from a later one's text."""
+    from dataclasses import replace
+
+    from harness.report.json_report import StreamScrubber
+
+    stream = StreamScrubber()
+    stream.for_result(result.scenarios[1])  # its lookup call carries api_key=sk-123
+    later = replace(result.scenarios[0], reasons=("the agent echoed sk-123 back",))
+    assert later.to_dict(stream.for_result(later))["reasons"] == ["the agent echoed *** back"]
+
+
+def test_result_sample_prefers_what_did_not_pass(result: SuiteResult) -> None:
+    from harness.result import ResultSample
+
+    passed, failed, xfailed, error = result.scenarios
+    sample = ResultSample(2)
+    for item in (passed, passed, failed, passed, error, xfailed):
+        sample.add(item)
+    assert sample.scenarios == (failed, error)  # both passes made room, in arrival order
+    assert sample.omitted == {"passed": 3, "xfailed": 1}
+    summary = SuiteResult(scenarios=sample.scenarios, omitted=sample.omitted)
+    assert summary.counts == {"passed": 3, "failed": 1, "error": 1, "xfailed": 1, "xpassed": 0}
+    assert summary.total == 6 and summary.omitted_total == 4 and not summary.ok
+    assert summary.to_dict()["omitted"] == {
+        "passed": 3,
+        "failed": 0,
+        "error": 0,
+        "xfailed": 1,
+        "xpassed": 0,
+    }
+    assert "omitted" not in result.to_dict()
+    assert ResultSample(None).limit is None
+    with pytest.raises(ValueError, match="limit=-1"):
+        ResultSample(-1)
+
+
+def test_console_counts_what_a_sample_left_out(result: SuiteResult) -> None:
+    sampled = SuiteResult(scenarios=result.scenarios[1:2], omitted={"passed": 5, "error": 2})
+    console = Console(record=True, width=160, color_system=None)
+    render_console(sampled, console)
+    text = console.export_text()
+    assert "7 more not shown" in text
+    assert "2 more failed or errored not shown here" in text
+    assert text.rstrip().splitlines()[-1].strip("= ").startswith("5 passed, 1 failed, 2 error")
+
+
+def test_stream_scrubber_always_masks_a_results_own_secrets(result: SuiteResult) -> None:
+    """However many secrets came before, a result's own are scrubbed from its own text."""
+    from dataclasses import replace
+
+    from harness.metrics.base import Score
+    from harness.report import json_report
+    from harness.result import RunResult
+    from harness.sample import Sample
+    from tracing.records import ToolCall
+
+    stream = json_report.StreamScrubber()
+    for index in range(json_report._REMEMBERED_SECRETS + 10):  # fill the memory with long ones
+        call = ToolCall("auth", {"token": f"a-long-remembered-secret-{index:04d}"})
+        run = RunResult(0, True, Sample(tool_calls=[call]))
+        stream.for_result(replace(result.scenarios[0], runs=(run,)))
+    call = ToolCall("auth", {"token": "tok-9"})
+    score = Score("tool_call_accuracy", 0.0, 1.0, False, "called auth with tok-9")
+    run = RunResult(0, False, Sample(tool_calls=[call]), scores=(score,))
+    own = replace(result.scenarios[1], runs=(run,), reasons=("tok-9 leaked",))
+    data = own.to_dict(stream.for_result(own))
+    assert data["reasons"] == ["*** leaked"]
+    assert data["runs"][0]["scores"][0]["reason"] == "called auth with ***"

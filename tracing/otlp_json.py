@@ -16,14 +16,19 @@ is complete (the rule):
   written by an SDK or by the Collector has every span of a trace before (or on the line of) its
   root. A trace whose root is not in the file (its root lives in another service) is complete
   at the end of the file.
-* A span that arrives after its trace was complete is reported as an error and skipped (the
-  last 65,536 completed trace ids are remembered for this; an older trace would be yielded a
-  second time, at the end of the file). Pass ``complete_on_root=False`` for files that break
-  the rule: then every trace is held to the end of the file, and memory grows with it.
+* A span that arrives after its trace was complete is reported as an error and skipped (at
+  least the last 32,768 and at most 65,536 completed trace ids are remembered for this, about
+  9 MB at most; an older trace would be yielded a second time, at the end of the file). Pass
+  ``complete_on_root=False`` for files that break the rule: then every trace is held to the
+  end of the file, and memory grows with it.
 
 A line that is not valid JSON, or not shaped like a request, is reported as an
 :class:`OtlpJsonError` (``path:line: what``) in ``reader.errors`` (or as a warning through the
 module functions) and skipped; every other line and trace still comes out.
+
+:meth:`OtlpJsonReader.iter_traces` hands out each complete trace (its tool and chat spans, the
+parent links, its root span and the line that completed it) for callers that need more than the
+calls, e.g. ``harness eval-traces`` reading the root's ``harness.scenario`` attribute.
 """
 
 from __future__ import annotations
@@ -33,7 +38,6 @@ import binascii
 import json
 import threading
 import warnings
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +55,7 @@ __all__ = [
     "OtlpJsonFileExporter",
     "OtlpJsonReader",
     "OtlpJsonWarning",
+    "OtlpTrace",
     "iter_spans",
     "iter_trace_calls",
     "span_to_otlp",
@@ -349,7 +354,31 @@ def _spans_of(request: Any) -> Iterator[Any]:
 class _OpenTrace:
     views: list[SpanView] = field(default_factory=list)
     parents: dict[str, str | None] = field(default_factory=dict)
-    relevant: bool = False
+    root: SpanView | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OtlpTrace:
+    """One complete trace as the reader hands it out: what scoring needs, nothing more."""
+
+    trace_id: str
+    spans: tuple[SpanView, ...]
+    """Its tool and chat spans (the spans a tool-call convention claims), in file order."""
+    parents: Mapping[str, str | None]
+    """Parent span id of each of its other spans (to find a tool span's agent node)."""
+    root: SpanView | None
+    """Its root span (no parent), or None when the root is not in the file."""
+    line: int
+    """The line that completed it (brought its root); 0 when it was complete at end of file."""
+
+    @property
+    def root_attributes(self) -> Mapping[str, Any]:
+        """The root span's attributes (empty without a root)."""
+        return self.root.attributes if self.root is not None else {}
+
+    def calls(self) -> list[ToolCall]:
+        """Its tool calls in request order (empty without tool spans)."""
+        return calls_from_spans(self.spans, self.parents) if self.spans else []
 
 
 class OtlpJsonReader:
@@ -389,18 +418,23 @@ class OtlpJsonReader:
         for _, views in self._lines():
             yield from views
 
-    def iter_trace_calls(self) -> Iterator[tuple[str, list[ToolCall]]]:
-        """(trace id, its calls in request order) per trace with tool or chat spans."""
+    def iter_traces(self) -> Iterator[OtlpTrace]:
+        """Every trace, tool calls or not, as soon as it is complete (see the module docstring).
+
+        Traces complete on a line come out in the order their roots appear on it; traces still
+        open at the end of the file come out last, with ``line`` 0.
+        """
         open_traces: dict[str, _OpenTrace] = {}
-        complete: OrderedDict[str, int] = OrderedDict()
+        complete = _RecentTraces(_REMEMBERED_COMPLETE)
         for number, views in self._lines():
             finished: list[str] = []
             for view in views:
-                if view.trace_id in complete:
+                root_line = complete.get(view.trace_id)
+                if root_line is not None:
                     self._error(
                         number,
                         f"span {view.span_id} of trace {view.trace_id} arrives after the trace "
-                        f"was complete (root span on line {complete[view.trace_id]}); skipped",
+                        f"was complete (root span on line {root_line}); skipped",
                     )
                     continue
                 trace = open_traces.get(view.trace_id)
@@ -408,23 +442,51 @@ class OtlpJsonReader:
                     trace = open_traces[view.trace_id] = _OpenTrace()
                 if relevant_role(view.attributes) is not None:
                     trace.views.append(view)
-                    trace.relevant = True
                 else:
                     trace.parents[view.span_id] = view.parent_id
-                if view.parent_id is None and self.complete_on_root:
-                    finished.append(view.trace_id)
+                if view.parent_id is None:
+                    trace.root = view
+                    if self.complete_on_root:
+                        finished.append(view.trace_id)
             for trace_id in finished:
                 trace = open_traces.pop(trace_id, None)
                 if trace is None:
                     continue  # two roots on one line
-                complete[trace_id] = number
-                if len(complete) > _REMEMBERED_COMPLETE:
-                    complete.popitem(last=False)
-                if trace.relevant:
-                    yield trace_id, calls_from_spans(trace.views, trace.parents)
+                complete.add(trace_id, number)
+                yield _record(trace_id, trace, number)
         for trace_id, trace in open_traces.items():
-            if trace.relevant:
-                yield trace_id, calls_from_spans(trace.views, trace.parents)
+            yield _record(trace_id, trace, 0)
+
+    def iter_trace_calls(self) -> Iterator[tuple[str, list[ToolCall]]]:
+        """(trace id, its calls in request order) per trace with tool or chat spans."""
+        for trace in self.iter_traces():
+            if trace.spans:
+                yield trace.trace_id, trace.calls()
+
+
+class _RecentTraces:
+    """The line of each recently completed trace: at least the last ``size // 2``, at most
+    ``size`` of them, in two plain dicts (an ordered dict costs a third more per id)."""
+
+    __slots__ = ("_current", "_half", "_previous")
+
+    def __init__(self, size: int) -> None:
+        self._half = max(size // 2, 1)
+        self._current: dict[str, int] = {}
+        self._previous: dict[str, int] = {}
+
+    def add(self, trace_id: str, line: int) -> None:
+        if len(self._current) >= self._half:
+            self._previous, self._current = self._current, {}
+        self._current[trace_id] = line
+
+    def get(self, trace_id: str) -> int | None:
+        found = self._current.get(trace_id)
+        return found if found is not None else self._previous.get(trace_id)
+
+
+def _record(trace_id: str, trace: _OpenTrace, line: int) -> OtlpTrace:
+    return OtlpTrace(trace_id, tuple(trace.views), trace.parents, trace.root, line)
 
 
 def _report(reader: OtlpJsonReader, errors: list[OtlpJsonError] | None, seen: int) -> int:

@@ -24,7 +24,8 @@ def summary_table(result: SuiteResult, max_rows: int | None = None) -> Table:
     """One row per scenario: suite, scenario, status, runs passed, scores, time.
 
     With more than ``max_rows`` scenarios only those that did not pass get a row (a trace file
-    of 100,000 traces should not print 100,000 lines); the caption says how many were left out.
+    of 100,000 traces should not print 100,000 lines); the caption says how many were left out,
+    counting those a sampled result did not keep (``result.omitted``).
     """
     table = Table(title=None, show_lines=False, expand=False)
     table.add_column("suite", style="cyan", no_wrap=True)
@@ -34,11 +35,10 @@ def summary_table(result: SuiteResult, max_rows: int | None = None) -> Table:
     table.add_column("scores")
     table.add_column("time", justify="right", no_wrap=True)
     shown = result.scenarios
-    if max_rows is not None and len(shown) > max_rows:
+    if max_rows is not None and result.total > max_rows:
         shown = tuple(s for s in shown if s.status != "passed")[:max_rows]
-        table.caption = (
-            f"{len(result.scenarios) - len(shown)} more not shown (passed or over the limit)"
-        )
+    if len(shown) < result.total:
+        table.caption = f"{result.total - len(shown)} more not shown (passed or over the limit)"
     for scenario in shown:
         table.add_row(
             escape(scenario.suite),
@@ -68,7 +68,11 @@ def render_console(
     redactor: Redactor | None = None,
     max_rows: int | None = None,
 ) -> None:
-    """Print the whole report: table, failures in detail, xfail/xpass notes, summary line."""
+    """Print the whole report: table, failures in detail, xfail/xpass notes, summary line.
+
+    A sampled result (``harness eval-traces``) shows the failures it kept and says how many
+    more there were.
+    """
     out = console or Console()
     scrub = Scrubber.for_suite(redactor, result)
     if result.scenarios:
@@ -78,6 +82,16 @@ def render_console(
         out.rule(Text("FAILURES", style="bold red"), characters="=")
         for scenario in failures:
             render_failure(out, scenario, scrub)
+    unseen = result.omitted.get("failed", 0) + result.omitted.get("error", 0)
+    if unseen:
+        out.print(
+            Text(
+                f"{unseen} more failed or errored not shown here (the counts below include "
+                "them; the JSON and JUnit reports list every result)",
+                style="bold red",
+            ),
+            soft_wrap=True,
+        )
     notes = [s for s in result.scenarios if s.status in ("xfailed", "xpassed")]
     if notes:
         out.rule("short test summary info", characters="=")

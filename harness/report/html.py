@@ -7,6 +7,11 @@ from a run goes through :func:`html.escape` (quotes too); argument, result and o
 redacted first, and secret values seen under redacted keys are scrubbed from free text (reasons,
 tracebacks) as well. The filter reads ``data-`` attributes, so no data is embedded in the script.
 Without JavaScript every scenario stays visible; the filter bar only appears when the script runs.
+
+A sampled result (``harness eval-traces`` keeps at most 500 results in memory, those that did
+not pass first, see :class:`~harness.result.ResultSample`) shows the kept ones as cards; the
+tiles and filter chips count every result, and a banner and each group's heading say how many
+are not shown (the JSON and JUnit reports, written as the results stream, list every one).
 """
 
 from __future__ import annotations
@@ -179,6 +184,7 @@ class _Page:
             (
                 self.header(),
                 self.tiles(),
+                self.sample_note(),
                 _FILTER_BAR.format(buttons=self.filter_buttons(), total=len(result.scenarios)),
                 self.groups(),
                 self.footer(),
@@ -233,7 +239,7 @@ class _Page:
     def tiles(self) -> str:
         """One tile per status with its count, and a bar of the proportions."""
         counts = self.result.counts
-        total = len(self.result.scenarios)
+        total = self.result.total
         tiles = [
             f'<div class="tile t-{status}{" zero" if not counts[status] else ""}" '
             f'data-count="{status}"><span class="n">{counts[status]}</span>'
@@ -260,12 +266,29 @@ class _Page:
             f'<div class="bar" aria-hidden="true">{bar}</div>\n'
         )
 
+    def sample_note(self) -> str:
+        """When the result is a sample (``harness eval-traces``): how many are not shown."""
+        result = self.result
+        hidden = result.omitted_total
+        if not hidden:
+            return ""
+        detail = ", ".join(
+            f"{result.omitted.get(status, 0)} {status}"
+            for status in STATUSES
+            if result.omitted.get(status, 0)
+        )
+        return (
+            f'<p class="banner sample">Showing {len(result.scenarios)} of {result.total} '
+            f"results (those that did not pass first); {hidden} more not shown ({_e(detail)}). "
+            "The counts above include them; the JSON and JUnit reports list every result.</p>\n"
+        )
+
     def filter_buttons(self) -> str:
         """The status buttons of the filter bar (shown by the script only)."""
         counts = self.result.counts
         out = [
             '<button type="button" class="chip" data-filter="all" aria-pressed="true">'
-            f"all <b>{len(self.result.scenarios)}</b></button>"
+            f"all <b>{self.result.total}</b></button>"
         ]
         for status in STATUSES:
             disabled = "" if counts[status] else " disabled"
@@ -283,12 +306,14 @@ class _Page:
         out = []
         for key, title, statuses in _GROUPS:
             members = [(i, s) for i, s in enumerate(scenarios) if s.status in statuses]
+            hidden = sum(self.result.omitted.get(status, 0) for status in statuses)
             if not members:
-                continue
+                continue  # an empty group would only be hidden by the filter script
             cards = "".join(self.card(index, scenario) for index, scenario in members)
+            more = f' <span class="more">+{hidden} not shown</span>' if hidden else ""
             out.append(
                 f'<section class="group g-{key}" data-group="{key}">\n'
-                f'<h2>{_e(title)} <span class="count">{len(members)}</span></h2>\n'
+                f'<h2>{_e(title)} <span class="count">{len(members)}</span>{more}</h2>\n'
                 f"{cards}</section>\n"
             )
         out.append('<p class="empty" id="no-match" hidden>No scenario matches the filter.</p>\n')
@@ -501,7 +526,7 @@ class _Page:
         sample = run.sample
         if sample is None:
             return ""
-        rows = match_rows(run)
+        rows = match_rows(run, redactor=self.redactor)
         if not rows:
             return ""
         expected = sample.expected_tool_calls
@@ -810,6 +835,7 @@ h1.summary.good{color:var(--pass)}h1.summary.bad{color:var(--fail)}
 .link{font:inherit;background:none;border:0;color:var(--accent);cursor:pointer;padding:0}
 h2{font-size:15px;margin:22px 0 8px;font-weight:650}
 h2 .count{color:var(--muted);font-weight:500;margin-left:4px}
+h2 .more{color:var(--muted);font-weight:400;font-size:12px;margin-left:6px}
 h3{font-size:12px;text-transform:uppercase;letter-spacing:.06em;color:var(--muted);
   margin:14px 0 6px;font-weight:600}
 .scenario{background:var(--card);border:1px solid var(--line);

@@ -24,7 +24,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -34,6 +33,7 @@ from typing import Any
 from harness.expectation import Expectation
 from harness.redaction import Redactor
 from harness.report import MatchRow, match_rows
+from harness.report.files import atomic_output
 from harness.result import (
     STATUSES,
     CheckResult,
@@ -112,14 +112,8 @@ def write_html(
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     text = render_html(result, redactor=redactor)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_output(target) as out:
+        out.write(text.encode("utf-8"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.redaction import Redactor
+from harness.report.files import atomic_output
 from harness.result import STATUSES, ScenarioResult, Scrubber, SuiteResult
 
 __all__ = ["JsonReportWriter", "StreamScrubber", "render_json", "write_json"]
@@ -144,19 +145,12 @@ class JsonReportWriter:
             {**head, "scenarios": []}, indent=2, ensure_ascii=False, default=repr
         )
         before, _, _ = head_text.rpartition('"scenarios": []')
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
-        )
         try:
-            with os.fdopen(fd, "wb") as out:
+            with atomic_output(self.path) as out:
                 out.write((before + '"scenarios": [').encode("utf-8"))
                 self._body.seek(0)
                 shutil.copyfileobj(self._body, out, _COPY_CHUNK)
                 out.write(b"\n  ]\n}\n" if self.count else b"]\n}\n")
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
         finally:
             self._body.close()
         return self.path

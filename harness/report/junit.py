@@ -25,6 +25,7 @@ from xml.sax.saxutils import quoteattr
 
 from harness.redaction import Redactor
 from harness.report import failure_text, render_match_table
+from harness.report.files import atomic_output
 from harness.result import ScenarioResult, Scrubber, SuiteResult
 
 # XML 1.0 cannot carry most control characters, even escaped; tool output may contain them.
@@ -97,16 +98,9 @@ class JunitReportWriter:
 
     def close(self, summary: SuiteResult) -> Path:
         """Write the document (``summary`` gives the run's time and start); returns the path."""
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
-        )
         try:
-            with os.fdopen(fd, "wb") as out:
+            with atomic_output(self.path) as out:
                 self._parts.write(out, summary)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
         finally:
             self._parts.close()
         return self.path

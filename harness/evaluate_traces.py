@@ -5,7 +5,7 @@
 memory is bounded by the traces still open, never by the file. Each trace is matched to a
 scenario by its root span's ``harness.scenario`` attribute (and ``harness.suite`` when present)
 or, with ``--scenario NAME``, scored against that one scenario, and goes through the runner's
-:func:`~harness.runner.score_sample` (one scoring path). A trace without a matching scenario is
+:func:`~harness.scoring.score_sample` (one scoring path). A trace without a matching scenario is
 an ``error`` result that says why; an unreadable line becomes a warning with its line number.
 
 A trace is complete at the end of the line that brought its root span (exporters write a span
@@ -37,9 +37,9 @@ from typing import Any
 
 from harness.metrics.base import Score
 from harness.result import ErrorInfo, ResultSample, RunResult, ScenarioResult, SuiteResult
-from harness.runner import score_sample, verdict
 from harness.sample import Sample
 from harness.scenarios import Scenario
+from harness.scoring import score_sample, verdict
 from tracing.conventions import GENAI_OUTPUT_MESSAGES
 from tracing.exporter import SpanView
 from tracing.otlp_json import OtlpJsonError, OtlpJsonReader, OtlpTrace

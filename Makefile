@@ -15,7 +15,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e . --group dev
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -37,7 +37,7 @@ test: lint typecheck unit
 $(BENCH_STAMP): pyproject.toml
 	test -x $(BENCH_PY) || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_PY) -m pip install --quiet --upgrade pip
-	$(BENCH_PY) -m pip install --quiet -e ".[bench]"
+	$(BENCH_PY) -m pip install --quiet -e . --group bench
 	touch $(BENCH_STAMP)
 
 # Every benchmark runs even if one fails; `make bench` then exits non-zero.

@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness.expectation import Expectation
+from harness.expectation import Expectation, agent_matches
 from harness.metrics import (
     NoUnexpectedToolCalls,
     Score,
@@ -30,6 +30,7 @@ from harness.metrics.base import Metric
 from harness.report import describe_call, render_match_table
 from harness.result import RunResult, score_line
 from harness.sample import Sample
+from harness.text import plural, shorten
 from tracing.callback import ToolCallRecorder
 from tracing.records import ToolCall
 
@@ -38,6 +39,12 @@ __all__ = ["ToolExpectations", "expect_tools"]
 _NOT_A_SOURCE = (
     "expect_tools() takes a ToolCallRecorder, a Sample or a list of ToolCall records, got {kind}"
 )
+
+
+NO_RUN_RECORDED = (
+    "no LangChain run was recorded: pass recorder.config or use capture_tool_calls()"
+)
+"""Why a check on a recorder that never saw a run failed (docs/architecture.md, "Capture")."""
 
 
 def expect_tools(source: ToolCallRecorder | Sample | Iterable[ToolCall]) -> ToolExpectations:
@@ -53,13 +60,14 @@ def expect_tools(source: ToolCallRecorder | Sample | Iterable[ToolCall]) -> Tool
 class ToolExpectations:
     """Expected calls declared so far, over one source of recorded calls (see expect_tools)."""
 
-    __slots__ = ("_calls", "_expected", "_recorder")
+    __slots__ = ("_agent", "_calls", "_expected", "_recorder")
 
     def __init__(self, source: ToolCallRecorder | Sample | Iterable[ToolCall]) -> None:
         """Take the source apart: a live recorder, or a fixed list of calls."""
         self._recorder: ToolCallRecorder | None = None
         self._calls: list[ToolCall] = []
         self._expected: list[Expectation] = []
+        self._agent: str | None = None
         if isinstance(source, ToolCallRecorder):
             self._recorder = source
         elif isinstance(source, Sample):
@@ -78,8 +86,27 @@ class ToolExpectations:
 
     @property
     def calls(self) -> list[ToolCall]:
-        """The agent's calls as the source holds them now, in request order."""
-        return self._recorder.calls() if self._recorder is not None else list(self._calls)
+        """The agent's calls as the source holds them now, in request order.
+
+        After :meth:`in_agent`, only the calls made in that agent.
+        """
+        calls = self._recorder.calls() if self._recorder is not None else list(self._calls)
+        if self._agent is None:
+            return calls
+        return [call for call in calls if agent_matches(self._agent, call.agent)]
+
+    def in_agent(self, agent: str, /) -> ToolExpectations:
+        """A chain over the calls made in one agent only (a path, its last segments, or a glob).
+
+        Expectations declared on it name that agent, and its checks see only that agent's
+        calls: ``expect_tools(recorder).in_agent("research_agent").called("search")``. The
+        chain it was called on is left as it was.
+        """
+        if not isinstance(agent, str) or not agent:
+            raise ValueError(f"in_agent({agent!r}): give the agent's name or path, e.g. 'research'")
+        scoped = ToolExpectations(self._recorder if self._recorder is not None else self._calls)
+        scoped._agent = agent
+        return scoped
 
     @property
     def expected(self) -> tuple[Expectation, ...]:
@@ -95,8 +122,13 @@ class ToolExpectations:
         be literals, matchers such as ``Regex("^Ber")`` or ``$`` mappings like ``{"$any": True}``.
         """
         name = _tool_name(tool, "called")
-        self._expected.append(Expectation.of(name, args))
+        self._expected.append(self._scoped(Expectation.of(name, args)))
         return self
+
+    def _scoped(self, expectation: Expectation) -> Expectation:
+        if self._agent is None:
+            return expectation
+        return Expectation(expectation.name, expectation.args, agent=self._agent)
 
     def called_with_json(self, tool: Any, json_text: str, /) -> ToolExpectations:
         """Expect a call of ``tool`` whose arguments match a JSON object (``$`` matchers work)."""
@@ -107,7 +139,7 @@ class ToolExpectations:
                 f"string, got {type(json_text).__name__} {json_text!r}; use called({name!r}, "
                 "**args) for a mapping"
             )
-        self._expected.append(Expectation.of(name, json_text))
+        self._expected.append(self._scoped(Expectation.of(name, json_text)))
         return self
 
     # --- checks (each evaluates now and raises AssertionError on failure) -----------------
@@ -124,14 +156,31 @@ class ToolExpectations:
             self._fail(f"not_called({name!r})", [f"{name} was called {times}: {shown}"], calls)
         return self
 
-    def no_errors(self) -> ToolExpectations:
-        """Check that every executed call succeeded (none ended with status ``error``)."""
+    def no_errors(self, *, retries: bool = True) -> ToolExpectations:
+        """Check that every executed call succeeded (its last attempt did not fail).
+
+        A call the agent retried until it worked passes; with ``retries=False`` any failed
+        attempt fails the check.
+        """
         __tracebackhide__ = True
+        if not isinstance(retries, bool):
+            raise TypeError(f"no_errors(retries={retries!r}): retries must be True or False")
         calls = self.calls
-        bad = [call for call in calls if call.status == "error"]
-        if bad:
-            reasons = [f"{describe_call(call)} failed: {call.error or 'error'}" for call in bad]
-            self._fail("no_errors()", reasons, calls)
+        reasons = [
+            f"{describe_call(call)} failed: {call.error or 'error'}"
+            for call in calls
+            if call.status == "error"
+        ]
+        if not retries:
+            reasons.extend(
+                f"{describe_call(call)} failed {_count_attempts(call.failed_attempts)} before "
+                f"it succeeded: {_first_failure(call)}"
+                for call in calls
+                if call.status != "error" and call.failed_attempts
+            )
+        if reasons:
+            label = "no_errors()" if retries else "no_errors(retries=False)"
+            self._fail(label, reasons, calls)
         return self
 
     def in_order(self) -> ToolExpectations:
@@ -195,6 +244,9 @@ class ToolExpectations:
         score: Score | None = None,
     ) -> None:
         __tracebackhide__ = True
+        if self._recorder is not None and not self._recorder.calls_by_run():
+            # nothing reached the recorder at all: say how to attach it, not "no tool calls"
+            reasons = [NO_RUN_RECORDED, *reasons]
         raise AssertionError(self._message(label, reasons, calls, score))
 
     def _message(
@@ -207,20 +259,30 @@ class ToolExpectations:
         table = render_match_table(run)
         if table:
             lines.append(
-                f"expected {_count(len(self._expected))}, the agent made {_count(len(calls))}:"
+                f"expected {plural(len(self._expected), 'call')}, "
+                f"the agent made {plural(len(calls), 'call')}:"
             )
             lines.extend(f"    {row}" if row else row for row in table.splitlines())
         lines.append("the agent's calls, in order:")
         if not calls:
             lines.append("    (none)")
+        several_agents = len({call.agent for call in calls}) > 1
         for index, call in enumerate(calls, 1):
             status = "" if call.status == "ok" else f" [{call.status}]"
-            lines.append(f"    {index}. {describe_call(call)}{status}")
+            if len(call.attempts) > 1:
+                status += f" ({len(call.attempts)} attempts)"
+            where = f" in {call.agent}" if several_agents and call.agent else ""
+            lines.append(f"    {index}. {describe_call(call)}{status}{where}")
         return "\n".join(lines)
 
 
-def _count(n: int) -> str:
-    return f"{n} call" if n == 1 else f"{n} calls"
+def _count_attempts(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def _first_failure(call: ToolCall) -> str:
+    failed = next((a for a in call.attempts if a.status == "error"), None)
+    return (failed.error if failed is not None else None) or "error"
 
 
 def _tool_name(tool: Any, method: str) -> str:
@@ -273,6 +335,4 @@ def _call_list(source: Any) -> list[ToolCall]:
 
 
 def _preview(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    shown = text if len(text) <= limit else text[: limit - 1] + "…"
-    return f"{type(value).__name__} {shown}"
+    return f"{type(value).__name__} {shorten(repr(value), limit)}"

@@ -1,7 +1,9 @@
 """``harness``: run scenario suites, score recorded traces, validate suites, list metrics.
 
 Exit codes (as pytest): 0 every scenario passed (xfailed and xpassed included), 1 a scenario
-failed or errored, 2 configuration error (every problem found is listed), 130 interrupted.
+failed or errored, 2 configuration error (every problem found is listed), 5 no scenario
+selected, 130 interrupted. Flag defaults come from ``[tool.harness]`` / ``harness.toml`` and
+``HARNESS_*`` (:mod:`harness.config`).
 """
 
 from __future__ import annotations
@@ -11,38 +13,57 @@ import inspect
 import os
 import sys
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from harness import __version__
 from harness.redaction import DEFAULT_REDACT_KEYS, Redactor
-from harness.result import ScenarioResult, SuiteResult
+
+if TYPE_CHECKING:
+    from harness.report.base import Reporter
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_CONFIG = 2
+EXIT_NO_SCENARIOS = 5
 EXIT_INTERRUPTED = 130
 
+CONSOLE_ROWS = 50
+"""``harness run``: past this many scenarios the table lists only those that did not pass."""
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand."""
+
+def build_parser(defaults: Mapping[str, Any] | None = None) -> argparse.ArgumentParser:
+    """The argument parser of every subcommand; ``defaults``: the settings' flag defaults."""
     parser = argparse.ArgumentParser(
         prog="harness",
         description="Run YAML tool-call scenarios against LangChain / LangGraph agents.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="run scenario files and report")
-    run.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
+    run.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="scenario files or folders, or FILE::SCENARIO (default: the configured paths)",
+    )
     run.add_argument(
         "-k",
         dest="keyword",
-        metavar="SUBSTRING",
-        help="only scenarios whose 'suite::name' contains SUBSTRING (any case)",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="only scenarios matching EXPR, pytest's -k: words (any case, substrings of the "
+        "name, suite, file or tags) with and/or/not/(); repeatable: all must hold",
     )
+    from harness.selection import add_arguments as add_selection_arguments
+
+    add_selection_arguments(run)
     run.add_argument(
         "--concurrency",
         type=_positive_int,
@@ -63,7 +84,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds per run, overriding the files' timeout",
     )
     _report_arguments(run)
+    from harness.cassettes.session import add_arguments as add_cassette_arguments
+
+    add_cassette_arguments(run)
     run.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="list the YAML files that are not suites, and every scenario in the table",
+    )
+    run.add_argument(
+        "-q", "--quiet", action="store_true", help="print only the summary line (and errors)"
+    )
+    run.add_argument(
+        "-x",
         "--fail-fast",
         action="store_true",
         help="start no new scenario after the first failure or error",
@@ -91,6 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--trace-file",
         metavar="FILE",
         help="also append the spans to FILE as OTLP JSON (input for `harness eval-traces`)",
+    )
+    export.add_argument(
+        "--otlp-header",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an OTLP request header, e.g. x-api-key=... (repeatable; merged over "
+        "OTEL_EXPORTER_OTLP_HEADERS)",
     )
 
     evaluate = commands.add_parser(
@@ -120,10 +162,15 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "-k",
         dest="keyword",
-        metavar="SUBSTRING",
-        help="only traces of scenarios whose 'suite::name' contains SUBSTRING (any case)",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="only traces of scenarios matching EXPR (pytest's -k, as for `harness run`)",
     )
     _report_arguments(evaluate)
+    if defaults:
+        run.set_defaults(**defaults)
+        evaluate.set_defaults(**defaults)
 
     validate = commands.add_parser(
         "validate", help="check scenario files and their expectations against the agents' tools"
@@ -131,6 +178,12 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("paths", nargs="+", metavar="PATH")
 
     commands.add_parser("metrics", help="list the metrics with their options and defaults")
+    commands.add_parser(
+        "schema", help="print the JSON Schema (2020-12) of the scenario format, for editors"
+    )
+
+    init = commands.add_parser("init", help="write a starter project (agent, suite, pytest test)")
+    init.add_argument("directory", nargs="?", default=".", metavar="DIR", help="default: .")
     return parser
 
 
@@ -153,6 +206,23 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-default-redact",
         action="store_true",
         help="mask only the --redact keys, not the default list",
+    )
+    parser.add_argument(
+        "--markdown",
+        dest="markdown_path",
+        metavar="FILE",
+        help="write a Markdown summary (counts, failures, match tables): GitLab, PR comments",
+    )
+    parser.add_argument(
+        "--github",
+        action="store_true",
+        help="GitHub annotations and job summary (on by itself when GITHUB_ACTIONS=true)",
+    )
+    parser.add_argument(
+        "--trace-url",
+        metavar="TEMPLATE",
+        help="link each failure to its trace: a URL with {trace_id}, e.g. "
+        "http://localhost:6006/projects/default/traces/{trace_id}",
     )
 
 
@@ -192,6 +262,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_CONFIG
     out = Console()
     err = Console(stderr=True)
+    if args.command in ("run", "eval-traces"):
+        defaults = _settings_defaults(parser, err)
+        if defaults is None:
+            return EXIT_CONFIG
+        if defaults:  # parsed again: flags given now override the settings
+            args = build_parser(defaults).parse_args(argv)
     try:
         if args.command == "run":
             code, lingering = _run(args, out, err)
@@ -199,6 +275,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             code, lingering = _eval_traces(args, out, err), False
         elif args.command == "validate":
             code, lingering = _validate(args.paths, out, err), False
+        elif args.command == "init":
+            from harness.scaffold import init_command
+
+            code, lingering = init_command(args.directory, out, err), False
+        elif args.command == "schema":
+            from harness.schema import schema_json
+
+            out.file.write(schema_json())
+            code, lingering = EXIT_OK, False
         else:
             code, lingering = _metrics(out), False
     except KeyboardInterrupt:
@@ -213,11 +298,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-def _load(paths: Sequence[str], err: Console) -> Any:
-    from harness.scenarios import ConfigError, load_paths
+def _settings_defaults(parser: argparse.ArgumentParser, err: Console) -> dict[str, Any] | None:
+    """The flag defaults of ``[tool.harness]`` / ``harness.toml`` / ``HARNESS_*``; None: bad."""
+    from harness.config import flag_defaults, load_settings
+    from harness.errors import ConfigError
 
     try:
-        return load_paths(paths)
+        loaded = load_settings()
+    except ConfigError as exc:
+        _print_issues(exc.issues, err)
+        return None
+    # what a bare --record / --replay stores (the cassettes' own default folder)
+    record_const = parser.parse_args(["run", "--replay"]).replay
+    return flag_defaults(loaded.settings, record_const)
+
+
+def _load(paths: Sequence[str], err: Console, verbose: bool = False) -> Any:
+    from harness.scenarios import ConfigError, display_path, load_paths
+
+    def skipped(path: Any) -> None:
+        line = f"skipped {display_path(path)}: not a scenario suite"
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    try:
+        return load_paths(paths, on_skip=skipped if verbose else None)
     except ConfigError as exc:
         _print_issues(exc.issues, err)
         return None
@@ -231,28 +335,42 @@ def _print_issues(issues: Sequence[Any], err: Console) -> None:
 
 
 def _run(args: argparse.Namespace, out: Console, err: Console) -> tuple[int, bool]:
-    from harness.report.console import render_console
+    from harness.report.progress import RunProgress
     from harness.runner import RunOptions, run_scenarios
-    from harness.scenarios import iter_scenarios, select
+    from harness.scenarios import iter_scenarios
 
-    suites = _load(args.paths, err)
-    if suites is None:
+    if not args.paths:
+        err.print(
+            "no PATH given and no paths configured ([tool.harness] paths = [...] in "
+            "pyproject.toml, or paths in harness.toml)",
+            style="bold red",
+            markup=False,
+        )
         return EXIT_CONFIG, False
-    scenarios = select(iter_scenarios(suites), args.keyword)
-    if not scenarios:
-        where = f" matching -k {args.keyword!r}" if args.keyword else ""
-        err.print(f"no scenarios{where} in {' '.join(args.paths)}", style="bold red")
-        return EXIT_CONFIG, False
+    chosen = _select(args, err)
+    if isinstance(chosen, int):
+        return chosen, False
+    suites, scenarios = chosen
     try:
         redactor = _redactor(args)
     except ValueError as exc:
         err.print(f"--redact: {exc}", style="bold red", markup=False)
         return EXIT_CONFIG, False
+    if not _trace_url_ok(args, err):
+        return EXIT_CONFIG, False
     pipeline = _export_pipeline(args, redactor, err)
     if pipeline is False:
         return EXIT_CONFIG, False
+    from harness.cassettes.session import from_args as cassette_session
+
+    cassettes = cassette_session(args)  # --record / --replay: wrap each scenario's model
+    if cassettes is not None:
+        scenarios = cassettes.wrap(scenarios, iter_scenarios(suites))
     threads_before = set(threading.enumerate())
-    reporter = _Progress(out, len(scenarios))
+    reporter = RunProgress(
+        out, len(scenarios), redactor=redactor, quiet=args.quiet, trace_url=args.trace_url
+    )
+    stopped_by: list[int] = []  # SIGINT or SIGTERM: exit 128 + its number, as a shell would
     options = RunOptions(
         concurrency=args.concurrency,
         repeat=args.repeat,
@@ -262,6 +380,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> tuple[int, boo
         tracer_provider=pipeline.tracer_provider if pipeline is not None else None,
         capture_content=pipeline.capture_content if pipeline is not None else False,
         redactor=redactor,
+        on_signal=stopped_by.append,
     )
     try:
         with reporter:
@@ -270,14 +389,95 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> tuple[int, boo
         # spans of a Ctrl-C'd run still go out; a hung backend is cut off by the timeout
         if pipeline is not None:
             pipeline.shutdown()
-    render_console(result, out, redactor=redactor)
-    _write_reports(result, args, out, err, redactor)
+    if cassettes is not None:
+        result = cassettes.finish(result)  # recordings written; unused ones become warnings
+    from harness.report.base import ReportFeed
+
+    _remember_failures(result, err)
+    rows = None if args.verbose else CONSOLE_ROWS
+    reporters = build_reporters(_report_options(args, out, max_rows=rows), _report_failed(err))
+    feed = ReportFeed.for_suite(
+        reporters, result, redactor, _report_failed(err), trace_url=args.trace_url
+    )
+    _written(feed.run(result), out)
     lingering = any(
         t.is_alive() and not t.daemon for t in set(threading.enumerate()) - threads_before
     )
     if result.interrupted:
-        return EXIT_INTERRUPTED, lingering
+        return (128 + stopped_by[0] if stopped_by else EXIT_INTERRUPTED), lingering
     return (EXIT_OK if result.ok else EXIT_FAILED), lingering
+
+
+def _select(args: argparse.Namespace, err: Console) -> tuple[Any, list[Any]] | int:
+    """Load what the paths name and apply -k / -m / node ids / --lf / --rerun-failed.
+
+    The suites and the selected scenarios, or the exit code: 2 for a bad flag or file, 5 when
+    nothing is selected (as pytest).
+    """
+    from harness.errors import SelectionError
+    from harness.scenarios import iter_scenarios
+    from harness.selection import Selection, split_node_ids
+
+    paths, nodes = split_node_ids(args.paths)
+    try:
+        selection = Selection.build(
+            keywords=args.keyword,
+            marks=args.marks,
+            nodes=nodes,
+            last_failed=args.last_failed,
+            rerun_failed=args.rerun_failed,
+        )
+    except SelectionError as exc:
+        err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_CONFIG
+    suites = _load(paths, err, args.verbose)
+    if suites is None:
+        return EXIT_CONFIG
+    loaded = list(iter_scenarios(suites))
+    missing = selection.missing_nodes(loaded)
+    if missing:
+        for line in missing:
+            err.print(line, style="bold red", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_CONFIG
+    for note in selection.notes:
+        err.print(note, style="yellow", markup=False, highlight=False)
+    scenarios = selection.apply(loaded)
+    if not scenarios:
+        where = f" matching {selection.describe()}" if selection.narrows else ""
+        err.print(f"no scenarios{where} in {' '.join(args.paths)}", style="bold red", markup=False)
+        return EXIT_NO_SCENARIOS
+    return suites, scenarios
+
+
+def _trace_url_ok(args: argparse.Namespace, err: Console) -> bool:
+    """``--trace-url`` holds ``{trace_id}`` (or is not given)."""
+    if not args.trace_url:
+        return True
+    from harness.errors import ExportConfigError
+    from harness.report.links import check_template
+
+    try:
+        check_template(args.trace_url)
+    except ExportConfigError as exc:
+        err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
+        return False
+    return True
+
+
+def _remember_failures(result: Any, err: Console) -> None:
+    """Update the ``--lf`` file with this run (as pytest's cache, after every run)."""
+    from harness.selection import LAST_FAILED_FILE, write_last_failed
+
+    ran = [(f"{s.file}::{s.name}", s.status in ("failed", "error")) for s in result.scenarios]
+    try:
+        write_last_failed(ran)
+    except OSError as exc:
+        err.print(
+            f"warning: cannot update {LAST_FAILED_FILE}: {exc.strerror or exc} (--lf will not "
+            "know this run)",
+            style="yellow",
+            markup=False,
+        )
 
 
 _OTEL_ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -290,12 +490,13 @@ def _export_pipeline(args: argparse.Namespace, redactor: Redactor, err: Console)
         os.environ.get(name, "").strip() for name in _OTEL_ENDPOINT_VARIABLES
     ):
         return None  # no exporter configured: do not even import the SDK
-    from harness.export import ExportConfigError, configure_export
+    from harness.export import ExportConfigError, configure_export, parse_header
 
     def warn(line: str) -> None:
         err.print(f"warning: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True)
 
     try:
+        headers = dict(parse_header(item) for item in args.otlp_header)
         pipeline = configure_export(
             args.otlp_endpoint,
             args.otlp_protocol,
@@ -303,6 +504,7 @@ def _export_pipeline(args: argparse.Namespace, redactor: Redactor, err: Console)
             redactor=redactor,
             trace_file=args.trace_file,
             warn=warn,
+            headers=headers or None,
         )
     except ExportConfigError as exc:
         err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
@@ -310,46 +512,103 @@ def _export_pipeline(args: argparse.Namespace, redactor: Redactor, err: Console)
     return pipeline if pipeline.enabled else None
 
 
-def _write_reports(
-    result: SuiteResult,
+@dataclass(frozen=True, slots=True)
+class ReportOptions:
+    """What the report flags asked for, and where the console report goes."""
+
+    console: Console
+    json_path: str | None = None
+    junit_xml: str | None = None
+    html_path: str | None = None
+    max_rows: int | None = None
+    """Console table rows before only the results that did not pass are listed."""
+    keep: int | None = None
+    """Results the console and HTML reports keep (eval-traces: its bounded sample)."""
+    markdown_path: str | None = None
+    github: bool = False
+    """``--github``; GitHub's own runners turn it on with ``GITHUB_ACTIONS=true``."""
+    quiet: bool = False
+    """``-q``: the console prints only the summary line."""
+
+
+ReportFailed = Callable[[Any, Exception], None]
+"""Told once that a report cannot be written: its path (or the reporter), and why."""
+
+
+def build_reporters(options: ReportOptions, failed: ReportFailed) -> list[Reporter]:
+    """The reporters the flags ask for, in output order: console, JSON, JUnit, HTML, Markdown,
+    GitHub.
+
+    A file reporter that cannot be created (an unwritable folder) goes to ``failed`` and is
+    left out; the others still report. A new output is one module plus one line below.
+    """
+    from harness.report.console import ConsoleReporter
+    from harness.report.github import GithubReporter, github_enabled
+    from harness.report.html import HtmlReporter
+    from harness.report.json_report import JsonReporter
+    from harness.report.junit import JunitReporter
+    from harness.report.markdown import MarkdownReporter
+
+    wanted: list[tuple[str | None, Callable[[str], Reporter]]] = [
+        (options.json_path, JsonReporter),
+        (options.junit_xml, JunitReporter),
+        (options.html_path, lambda path: HtmlReporter(path, keep=options.keep)),
+        (options.markdown_path, MarkdownReporter),
+        (
+            "$GITHUB_STEP_SUMMARY" if github_enabled(options.github) else None,
+            lambda _target: GithubReporter(),
+        ),
+    ]
+    console = ConsoleReporter(
+        options.console, max_rows=options.max_rows, keep=options.keep, quiet=options.quiet
+    )
+    reporters: list[Reporter] = [console]
+    for path, make in wanted:
+        if not path:
+            continue
+        try:
+            reporters.append(make(path))
+        except OSError as exc:
+            failed(path, exc)
+    return reporters
+
+
+def _report_options(
     args: argparse.Namespace,
     out: Console,
-    err: Console,
-    redactor: Redactor,
-) -> None:
-    from harness.report.json_report import write_json
-    from harness.report.junit import write_junit
-
-    writers: list[tuple[str | None, Any]] = [
-        (args.json_path, write_json),
-        (args.junit_xml, write_junit),
-        (args.html_path, _write_html),
-    ]
-    for path, writer in writers:
-        if path:
-            _write_one(path, writer, result, out, err, redactor)
-
-
-def _write_one(
-    path: str, writer: Any, result: SuiteResult, out: Console, err: Console, redactor: Redactor
-) -> None:
-    """Write one report; a failure is one red line, not the end of the command."""
-    try:
-        written = writer(result, path, redactor=redactor)
-    except OSError as exc:
-        err.print(f"cannot write report {path}: {exc.strerror or exc}", style="red")
-        return
-    except ImportError as exc:
-        err.print(f"cannot write report {path}: {exc}", style="red", markup=False)
-        return
-    out.print(f"report written: {written or path}", highlight=False)
+    *,
+    max_rows: int | None = None,
+    keep: int | None = None,
+) -> ReportOptions:
+    return ReportOptions(
+        out,
+        args.json_path,
+        args.junit_xml,
+        args.html_path,
+        max_rows,
+        keep,
+        markdown_path=args.markdown_path,
+        github=args.github,
+        quiet=getattr(args, "quiet", False),
+    )
 
 
-def _write_html(result: SuiteResult, path: str, *, redactor: Redactor) -> str:
-    from harness.report.html import write_html
+def _report_failed(err: Console) -> Callable[[Any, Exception], None]:
+    """Says once that a report cannot be written (a path, or the reporter that failed)."""
 
-    write_html(result, path, redactor=redactor)
-    return path
+    def failed(where: Any, exc: Exception) -> None:
+        path = getattr(where, "path", where)
+        reason = (exc.strerror or exc) if isinstance(exc, OSError) else exc
+        err.print(
+            f"cannot write report {path}: {reason}", style="red", markup=False, soft_wrap=True
+        )
+
+    return failed
+
+
+def _written(paths: Sequence[Any], out: Console) -> None:
+    for path in paths:
+        out.print(f"report written: {path}", highlight=False, soft_wrap=True)
 
 
 _MAX_TRACE_ROWS = 200
@@ -357,19 +616,28 @@ _MAX_TRACE_ROWS = 200
 
 
 def _eval_traces(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from harness.errors import SelectionError
     from harness.evaluate_traces import (
         KEPT_RESULTS,
         ScenarioIndex,
         UnknownScenarioError,
         evaluate_traces,
     )
-    from harness.report.console import render_console
-    from harness.scenarios import iter_scenarios, select
+    from harness.report.base import ReportFeed
+    from harness.scenarios import iter_scenarios
+    from harness.selection import Selection
 
+    try:
+        selection = Selection.build(keywords=args.keyword)
+    except SelectionError as exc:
+        err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_CONFIG
     try:
         redactor = _redactor(args)
     except ValueError as exc:
         err.print(f"--redact: {exc}", style="bold red", markup=False)
+        return EXIT_CONFIG
+    if not _trace_url_ok(args, err):
         return EXIT_CONFIG
     missing = [path for path in args.files if not os.path.isfile(path)]
     if missing:
@@ -386,13 +654,20 @@ def _eval_traces(args: argparse.Namespace, out: Console, err: Console) -> int:
         except UnknownScenarioError as exc:
             err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
             return EXIT_CONFIG
-    chosen = {id(s) for s in select(scenarios, args.keyword)} if args.keyword else None
+    chosen = {id(s) for s in selection.apply(scenarios)} if selection.narrows else None
 
     def selected(scenario: Any) -> bool:
         return chosen is None or id(scenario) in chosen
 
     unreadable: list[Any] = []
-    streams = _TraceReports(args, redactor, err)
+    # the JSON and JUnit reports stream every result; the console and HTML keep the sample
+    options = _report_options(args, out, max_rows=_MAX_TRACE_ROWS, keep=KEPT_RESULTS)
+    feed = ReportFeed.for_stream(
+        build_reporters(options, _report_failed(err)),
+        redactor,
+        _report_failed(err),
+        trace_url=args.trace_url,
+    )
     try:
         result = evaluate_traces(
             args.files,
@@ -400,16 +675,13 @@ def _eval_traces(args: argparse.Namespace, out: Console, err: Console) -> int:
             only=only,
             selected=selected,
             errors=unreadable,
-            progress=streams.add,
+            progress=feed.add,
             keep=KEPT_RESULTS,
         )
     except BaseException:
-        streams.abort()
+        feed.abort()
         raise
-    render_console(result, out, redactor=redactor, max_rows=_MAX_TRACE_ROWS)
-    streams.close(result, out)
-    if args.html_path:
-        _write_one(args.html_path, _write_html, result, out, err, redactor)
+    _written(feed.close(result), out)
     if result.interrupted:
         return EXIT_INTERRUPTED
     if not result.total:
@@ -417,110 +689,6 @@ def _eval_traces(args: argparse.Namespace, out: Console, err: Console) -> int:
         return EXIT_FAILED
     # an unreadable line may have held a failing trace: do not call the run clean
     return EXIT_OK if result.ok and not unreadable else EXIT_FAILED
-
-
-class _TraceReports:
-    """The JSON and JUnit reports of eval-traces, written as each result is scored.
-
-    The result the reports are closed with is a bounded sample (counts of everything); the
-    writers saw every result. A writer that fails (cannot create its file, disk full) says so
-    once and is dropped; the others carry on.
-    """
-
-    def __init__(self, args: argparse.Namespace, redactor: Redactor, err: Console) -> None:
-        from harness.report.json_report import JsonReportWriter
-        from harness.report.junit import JunitReportWriter
-
-        self.err = err
-        self.writers: list[tuple[str, Any]] = []
-        wanted: list[tuple[str | None, Any]] = [
-            (args.json_path, JsonReportWriter),
-            (args.junit_xml, JunitReportWriter),
-        ]
-        for path, kind in wanted:
-            if not path:
-                continue
-            try:
-                self.writers.append((path, kind(path, redactor=redactor)))
-            except OSError as exc:
-                self._failed(path, exc)
-
-    def _failed(self, path: str, exc: OSError) -> None:
-        self.err.print(
-            f"cannot write report {path}: {exc.strerror or exc}", style="red", markup=False
-        )
-
-    def add(self, result: ScenarioResult) -> None:
-        """Hand one scored trace to every writer."""
-        for entry in list(self.writers):
-            path, writer = entry
-            try:
-                writer.add(result)
-            except OSError as exc:
-                self._failed(path, exc)
-                writer.abort()
-                self.writers.remove(entry)
-
-    def close(self, result: SuiteResult, out: Console) -> None:
-        """Finish every report with the run's counts and warnings."""
-        for path, writer in self.writers:
-            try:
-                written = writer.close(result)
-            except OSError as exc:
-                self._failed(path, exc)
-                continue
-            out.print(f"report written: {written}", highlight=False)
-        self.writers = []
-
-    def abort(self) -> None:
-        """Drop every partial report."""
-        for _, writer in self.writers:
-            writer.abort()
-        self.writers = []
-
-
-class _Progress:
-    """A live bar on a terminal; one plain line per finished scenario otherwise (CI logs)."""
-
-    def __init__(self, console: Console, total: int) -> None:
-        self.console = console
-        self.total = total
-        self.done = 0
-        self.live = console.is_terminal
-        self.bar: Progress | None = None
-        self.task: Any = None
-
-    def __enter__(self) -> _Progress:
-        if self.live:
-            self.bar = Progress(
-                TextColumn("[bold]scenarios"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TextColumn("{task.description}"),
-                console=self.console,
-                transient=True,
-            )
-            self.bar.__enter__()
-            self.task = self.bar.add_task("", total=self.total)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-
-    def update(self, result: ScenarioResult) -> None:
-        """Called by the runner as each scenario finishes."""
-        self.done += 1
-        if self.bar is not None:
-            self.bar.update(self.task, advance=1, description=f"{result.status} {result.id}")
-            return
-        self.console.print(
-            f"[{self.done}/{self.total}] {result.status.upper():8} {result.id} "
-            f"({result.duration:.2f}s)",
-            markup=False,
-            highlight=False,
-        )
 
 
 def _validate(paths: Sequence[str], out: Console, err: Console) -> int:

@@ -1,24 +1,261 @@
-"""Exceptions the evaluation layer raises, in one place so callers can catch them by kind."""
+"""Every exception toolcall-harness raises on purpose, in one tree so callers can catch by kind.
+
+Catch :class:`HarnessError` for all of them, or one branch for one kind of problem. Errors in
+what the user gave (files, options, settings, samples) also derive from :class:`ValueError`,
+as each did before this tree existed, so existing ``except ValueError`` blocks keep working;
+a failed provider call does not, being no fault of the input. Errors carry their context as
+attributes (the file and line, the field or argument path, the offending value), not only in
+the message::
+
+    HarnessError
+     ├── ConfigError            scenario files: every issue of a load (.issues, each with
+     │                          .file, .line, .path, .message)
+     ├── MetricConfigError      a metric built with bad options (.metric, .option, .value)
+     ├── ModelConfigError       a model spec that gives no chat model (.provider)
+     ├── ExportConfigError      OTLP export flags or OTEL_* variables (.source, .value)
+     ├── UnknownScenarioError   ``--scenario NAME`` names no loaded scenario (.name)
+     ├── ScenarioRunError       a scenario its agent cannot run as written (.scenario, .turn)
+     ├── MatcherError           a malformed argument pattern (.path, .value)
+     ├── SampleError            a sample a metric cannot score (.metric)
+     ├── ScriptError            a scripted model turn that cannot be played (.where)
+     ├── ScaffoldError          ``harness init`` cannot write the starter project (.paths)
+     ├── ProviderError          a real provider's call failed (.model, .endpoint); not a
+     │                          ValueError
+     ├── CassetteError          a cassette file that cannot be read or written (.path)
+     │    └── CassetteMiss      ``--replay`` found no recording for a model turn (.scenario,
+     │                          .turn, .difference)
+     ├── SelectionError         a ``-k`` / ``-m`` expression, node id or failed-list that
+     │                          cannot select (.option, .column)
+     └── SettingsError          ``[tool.harness]`` / ``harness.toml`` / ``HARNESS_*`` (.file,
+                                .line, .key)
+
+    Outside the tree, on purpose:
+     ├── tracing.records.InvalidToolCall   (ValueError) the capture layer's bad-call error;
+     │                                     ``tracing`` imports nothing from ``harness`` at
+     │                                     module level (docs/architecture.md)
+     ├── harness.pytest_plugin.ScenarioFailure   pytest's failure signal for a scenario item,
+     │                                           carrying its result; a verdict, not an error
+     └── harness.isolation.LoopBlocked   (BaseException) interrupts a call that blocked the
+                                         event loop; an agent's ``except Exception`` must
+                                         not swallow it
+
+The modules that raise them (``harness.export``, ``harness.evaluate_traces``,
+``harness.models``, ``harness.scaffold``) re-export their classes, so imports such as
+``from harness.export import ExportConfigError`` still work.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from harness.text import plural
+
+if TYPE_CHECKING:  # only for the annotation: the scenarios package imports this module
+    from harness.scenarios.issues import ConfigIssue
+
+__all__ = [
+    "CassetteError",
+    "CassetteMiss",
+    "ConfigError",
+    "ExportConfigError",
+    "HarnessError",
+    "MatcherError",
+    "MetricConfigError",
+    "ModelConfigError",
+    "ProviderError",
+    "SampleError",
+    "ScaffoldError",
+    "ScenarioRunError",
+    "ScriptError",
+    "SelectionError",
+    "SettingsError",
+    "UnknownScenarioError",
+]
 
 
 class HarnessError(Exception):
     """Base class of every error toolcall-harness raises on purpose."""
 
 
-class SampleError(HarnessError, ValueError):
-    """A sample that a metric cannot score (no expectations, nothing recorded, bad call data)."""
+class ConfigError(HarnessError, ValueError):
+    """Every configuration problem found across the loaded files, not only the first."""
+
+    def __init__(self, issues: Sequence[ConfigIssue]) -> None:
+        self.issues: tuple[ConfigIssue, ...] = tuple(issues)
+        head = plural(len(self.issues), "configuration error")
+        super().__init__(head + ":\n" + "\n".join(str(issue) for issue in self.issues))
+
+
+class MetricConfigError(HarnessError, ValueError):
+    """A metric built with bad options (threshold outside [0, 1], unknown name or option)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        metric: str | None = None,
+        option: str | None = None,
+        value: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.metric = metric
+        """The metric's name, when known."""
+        self.option = option
+        """The option at fault (``threshold``, ``order``, ...), when one is."""
+        self.value = value
+        """The value given for it (None when not known)."""
+
+
+class ModelConfigError(HarnessError, ValueError):
+    """A model spec that cannot give a chat model: unknown kind, missing script, package or key."""
+
+    def __init__(self, message: str, *, provider: str | None = None) -> None:
+        super().__init__(message)
+        self.provider = provider
+        """The model provider the spec names, when it names one."""
+
+
+class ExportConfigError(HarnessError, ValueError):
+    """The export settings (flags or OTEL_* variables) are invalid; the message names the fix."""
+
+    def __init__(self, message: str, *, source: str | None = None, value: Any = None) -> None:
+        super().__init__(message)
+        self.source = source
+        """Where the bad setting came from: the flag or the environment variable's name."""
+        self.value = value
+        """The setting as given (None when the problem is a missing package)."""
+
+
+class UnknownScenarioError(HarnessError, ValueError):
+    """``--scenario NAME`` names no loaded scenario; the message suggests the closest names."""
+
+    def __init__(self, message: str, *, name: str | None = None) -> None:
+        super().__init__(message)
+        self.name = name
+        """The scenario name asked for."""
+
+
+class ScenarioRunError(HarnessError, ValueError):
+    """A scenario its agent cannot run as written: ``context:`` for an agent without a
+    ``context_schema``, a ``resume`` turn when the graph is not paused."""
+
+    def __init__(
+        self, message: str, *, scenario: str | None = None, turn: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.scenario = scenario
+        """``suite::name`` of the scenario."""
+        self.turn = turn
+        """The 0-based turn it happened in, for a conversation."""
 
 
 class MatcherError(HarnessError, ValueError):
     """A malformed argument pattern: unknown ``$`` key or an operand of the wrong type."""
 
-    def __init__(self, message: str, path: str = "") -> None:
+    def __init__(self, message: str, path: str = "", *, value: Any = None) -> None:
         self.path = path
+        """JSON pointer of the pattern inside the arguments (``""`` at the top)."""
+        self.value = value
+        """The malformed pattern or operand, when the raiser passed it."""
         where = f"at {path}: " if path else ""
         super().__init__(f"{where}{message}")
 
 
-class MetricConfigError(HarnessError, ValueError):
-    """A metric built with bad options (threshold outside [0, 1], unknown name or option)."""
+class SampleError(HarnessError, ValueError):
+    """A sample that a metric cannot score (no expectations, nothing recorded, bad call data)."""
+
+    def __init__(self, message: str, *, metric: str | None = None) -> None:
+        super().__init__(message)
+        self.metric = metric
+        """The metric that refused the sample, when a metric did."""
+
+
+class ScriptError(HarnessError, ValueError):
+    """A scripted turn that cannot be played (wrong shape, missing tool name, bad args)."""
+
+    def __init__(self, message: str, *, where: str | None = None) -> None:
+        super().__init__(message)
+        self.where = where
+        """Which turn / tool call of the script (``turn 2, tool_calls[0]``), when known."""
+
+
+class ScaffoldError(HarnessError, ValueError):
+    """The starter project cannot be written (a file is in the way, or the folder is a file)."""
+
+    def __init__(self, message: str, *, paths: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.paths: tuple[str, ...] = tuple(paths)
+        """The paths in the way, when files would have been overwritten."""
+
+
+class ProviderError(HarnessError):
+    """A real provider's call failed (connection, HTTP status, timeout, a reply it cannot read).
+
+    The message is one line: the model, the endpoint without credentials, and the cause. The
+    provider SDK's exception is the ``__cause__``, so the traceback stays available to the
+    JSON report and ``-v`` without being the message.
+    """
+
+    def __init__(self, message: str, *, model: str, endpoint: str | None = None) -> None:
+        super().__init__(message)
+        self.model = model
+        """``provider:model`` as the scenario names it."""
+        self.endpoint = endpoint
+        """The URL the client talks to, credentials and query removed (None when unknown)."""
+
+
+class CassetteError(HarnessError, ValueError):
+    """A cassette file that cannot be read (bad YAML, unknown format version) or written."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        """The cassette file, when one is concerned."""
+
+
+class CassetteMiss(CassetteError):
+    """Under ``--replay`` a model turn has no recording; never a network call instead."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        scenario: str | None = None,
+        turn: int | None = None,
+        difference: str | None = None,
+    ) -> None:
+        super().__init__(message, path=path)
+        self.scenario = scenario
+        """``suite::name`` (or the pytest test id) whose model asked."""
+        self.turn = turn
+        """1-based model turn of the conversation (AI messages before it + 1)."""
+        self.difference = difference
+        """The first difference from the nearest recording, as the message says it."""
+
+
+class SelectionError(HarnessError, ValueError):
+    """A ``-k`` / ``-m`` expression that does not parse, or a selection input that is unusable."""
+
+    def __init__(self, message: str, *, option: str = "", column: int | None = None) -> None:
+        super().__init__(message)
+        self.option = option
+        """The flag concerned (``-k``, ``-m``, ``--rerun-failed``), empty when none."""
+        self.column = column
+        """1-based column of the expression where parsing stopped (None when not a parse)."""
+
+
+class SettingsError(HarnessError, ValueError):
+    """A setting in the config file or a ``HARNESS_*`` variable that is unknown or mistyped."""
+
+    def __init__(
+        self, message: str, *, file: str | None = None, line: int | None = None, key: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.file = file
+        """The config file (None for an environment variable)."""
+        self.line = line
+        """1-based line of the key in that file, when it could be found."""
+        self.key = key
+        """The setting's name (``concurrency``) or the variable's (``HARNESS_CONCURRENCY``)."""

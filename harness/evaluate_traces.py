@@ -13,7 +13,7 @@ when it ends, and a root ends after its children); a trace whose root never come
 at the end of the file.
 
 Results stream too: each one goes to the ``progress`` callback as it is scored (the CLI hands it
-to the streaming JSON and JUnit writers, which write it to disk and forget it), and the returned
+to its report feed, whose JSON and JUnit reporters write it to disk and forget it), and the returned
 :class:`~harness.result.SuiteResult` keeps only a bounded sample (``keep``, default
 :data:`KEPT_RESULTS`, failures and errors first) with counts of every result. So peak memory is
 the open traces plus that sample, whatever the number of traces; the console and HTML reports
@@ -35,8 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.errors import UnknownScenarioError
 from harness.metrics.base import Score
 from harness.result import ErrorInfo, ResultSample, RunResult, ScenarioResult, SuiteResult
+from harness.run_output import read_output
 from harness.sample import Sample
 from harness.scenarios import Scenario
 from harness.scoring import score_sample, verdict
@@ -57,10 +59,6 @@ __all__ = [
 
 SUITE_ATTRIBUTE = "harness.suite"
 UNMATCHED_SUITE = "(no scenario)"
-
-
-class UnknownScenarioError(ValueError):
-    """``--scenario NAME`` names no loaded scenario; the message suggests the closest names."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +119,16 @@ def _final_output(views: Sequence[SpanView]) -> Any:
 
 
 def _recorded(trace: OtlpTrace, path: str) -> RecordedTrace:
+    # the answer the live run scored, from its root span (harness/run_output.py); else the
+    # last chat reply, for traces that were not written by `harness run`
+    found, output = read_output(trace.root.attributes) if trace.root else (False, None)
     return RecordedTrace(
-        trace.trace_id, trace.calls(), trace.root, _final_output(trace.spans), path, trace.line
+        trace.trace_id,
+        trace.calls(),
+        trace.root,
+        output if found else _final_output(trace.spans),
+        path,
+        trace.line,
     )
 
 
@@ -284,7 +290,7 @@ def evaluate_traces(
     started_at = time.time()
     start = time.perf_counter()
     index = ScenarioIndex(scenarios)
-    sample = ResultSample(keep)
+    sample: ResultSample[ScenarioResult] = ResultSample(keep)
     errors = [] if errors is None else errors
     first_error = len(errors)
     warnings: list[str] = []

@@ -28,14 +28,22 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
+from harness.errors import ExportConfigError
 from harness.redaction import Redactor
+from harness.text import shorten
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
+    from harness.redaction import Scrubber
+    from harness.result import RunResult
 
 __all__ = [
     "CONTENT_ATTRIBUTES",
@@ -47,6 +55,9 @@ __all__ = [
     "RedactingSpanExporter",
     "capture_content_from_env",
     "configure_export",
+    "merged_headers",
+    "parse_header",
+    "record_verdict",
     "resolve_target",
 ]
 
@@ -83,10 +94,6 @@ _SDK_LOGGERS = (
 _log = logging.getLogger("harness.export")
 
 
-class ExportConfigError(ValueError):
-    """The export settings (flags or OTEL_* variables) are invalid; the message names the fix."""
-
-
 # --- where to --------------------------------------------------------------------------------
 
 
@@ -115,7 +122,9 @@ def _protocol(flag: str | None, environ: Mapping[str, str]) -> Protocol:
             return "grpc"
         raise ExportConfigError(
             f"{source}={raw!r} is not supported: use 'http' (OTLP/HTTP protobuf, the default) "
-            "or 'grpc'"
+            "or 'grpc'",
+            source=source,
+            value=raw,
         )
     return "http"
 
@@ -125,7 +134,9 @@ def _check_url(url: str, source: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ExportConfigError(
             f"{source}={url!r} is not an OTLP endpoint URL: expected e.g. http://127.0.0.1:4318 "
-            "(http) or http://127.0.0.1:4317 (grpc)"
+            "(http) or http://127.0.0.1:4317 (grpc)",
+            source=source,
+            value=url,
         )
     return url
 
@@ -173,7 +184,9 @@ def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool:
         return False
     raise ExportConfigError(
         f"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT={raw!r} is not understood: use "
-        "'true' or 'false' (or SPAN_ONLY / SPAN_AND_EVENT / NO_CONTENT)"
+        "'true' or 'false' (or SPAN_ONLY / SPAN_AND_EVENT / NO_CONTENT)",
+        source="OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+        value=raw,
     )
 
 
@@ -292,7 +305,7 @@ def _reason(record: logging.LogRecord | None) -> str:
         if isinstance(arg, int) and 100 <= arg < 600:
             return f"HTTP {arg}"
     message = record.getMessage()
-    return message if len(message) <= 160 else message[:157] + "..."
+    return shorten(message, 160, placeholder="...")
 
 
 def _probe(url: str, timeout_s: float = 1.0) -> str | None:
@@ -438,7 +451,41 @@ def _export_timeout(default: float) -> float | None:
     return default
 
 
-def _otlp_exporter(target: ExportTarget, timeout: float | None) -> SpanExporter:
+def merged_headers(
+    flags: Mapping[str, str] | None, environ: Mapping[str, str] | None = None
+) -> dict[str, str] | None:
+    """``--otlp-header`` over ``OTEL_EXPORTER_OTLP_[TRACES_]HEADERS``; None when neither is set.
+
+    The SDK reads the variables only when no headers are passed, so once a flag gives one the
+    variables' headers are merged in here (the flag wins for the same key).
+    """
+    if not flags:
+        return None
+    from opentelemetry.util.re import parse_env_headers
+
+    env = os.environ if environ is None else environ
+    merged: dict[str, str] = {}
+    for name in ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"):
+        merged.update(parse_env_headers(env.get(name, ""), liberal=True))
+    merged.update(flags)
+    return merged
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` (``--otlp-header``) as a pair; ExportConfigError for anything else."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ExportConfigError(
+            f"--otlp-header {text!r}: expected KEY=VALUE, e.g. x-api-key=...",
+            source="--otlp-header",
+            value=text,
+        )
+    return key.strip(), value.strip()
+
+
+def _otlp_exporter(
+    target: ExportTarget, timeout: float | None, headers: Mapping[str, str] | None = None
+) -> SpanExporter:
     if target.protocol == "grpc":
         try:
             from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
@@ -449,7 +496,9 @@ def _otlp_exporter(target: ExportTarget, timeout: float | None) -> SpanExporter:
                 "OTLP over grpc needs opentelemetry-exporter-otlp-proto-grpc: "
                 "pip install 'toolcall-harness[otlp]'"
             ) from exc
-        return GrpcExporter(endpoint=target.url, timeout=timeout)
+        # gRPC metadata keys must be lower case (HTTP/2); HTTP headers are case-insensitive
+        metadata = {key.lower(): value for key, value in headers.items()} if headers else None
+        return GrpcExporter(endpoint=target.url, timeout=timeout, headers=metadata)
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
             OTLPSpanExporter as HttpExporter,
@@ -459,7 +508,9 @@ def _otlp_exporter(target: ExportTarget, timeout: float | None) -> SpanExporter:
             "OTLP over http needs opentelemetry-exporter-otlp-proto-http: "
             "pip install 'toolcall-harness[otlp]'"
         ) from exc
-    return HttpExporter(endpoint=target.url, timeout=timeout)
+    return HttpExporter(
+        endpoint=target.url, timeout=timeout, headers=dict(headers) if headers else None
+    )
 
 
 def _file_exporter(path: Path) -> SpanExporter:
@@ -540,12 +591,14 @@ def configure_export(
     shutdown_timeout_s: float = DEFAULT_SHUTDOWN_TIMEOUT_S,
     cooldown_s: float = DEFAULT_COOLDOWN_S,
     warn: Callable[[str], None] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> ExportPipeline:
     """Build the export pipeline for a run from the flags (None: the OTEL_* variables decide).
 
     ``capture_content``: True/False from a flag, None to read
     ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``. ``redactor``: default key list when
     None. ``warn`` receives the single failure line (default: the ``harness.export`` logger).
+    ``headers``: ``--otlp-header`` pairs, merged over the OTEL_* headers variables.
     Raises ExportConfigError for a bad URL or protocol.
     """
     target = resolve_target(endpoint, protocol)
@@ -559,7 +612,7 @@ def configure_export(
     guard: GuardedExporter | None = None
     if target is not None:
         _install_catcher()
-        otlp = _otlp_exporter(target, _export_timeout(export_timeout_s))
+        otlp = _otlp_exporter(target, _export_timeout(export_timeout_s), merged_headers(headers))
         redacting = RedactingSpanExporter(otlp, redactor, capture_content=capture)
         guard = GuardedExporter(
             redacting, _display(target), warn=warn, cooldown_s=cooldown_s, probe_url=target.url
@@ -596,3 +649,52 @@ def _display(target: ExportTarget) -> str:
             path = path[: -len(_TRACES_PATH)]
         return base + path.rstrip("/")
     return base
+
+
+# --- verdicts as GenAI evaluation events -------------------------------------------------------
+
+EVALUATION_EVENT = "gen_ai.evaluation.result"
+"""The OTel GenAI semantic conventions' evaluation event, one per metric (and check) result."""
+EVALUATION_NAME = "gen_ai.evaluation.name"
+EVALUATION_SCORE_VALUE = "gen_ai.evaluation.score.value"
+EVALUATION_SCORE_LABEL = "gen_ai.evaluation.score.label"
+EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
+
+
+def record_verdict(span: Span, run: RunResult, scrub: Scrubber) -> None:
+    """Put a run's metric and check results on its root span as evaluation events, and its
+    status: ERROR with the error (an errored run) or the first reason (a failed one).
+
+    ``scrub`` is the run's scrubber: explanations are masked as in every report.
+    Backends that read the GenAI conventions (Phoenix, LangSmith, Langfuse) show the scores
+    next to the trace without knowing the ``harness.*`` attributes.
+    """
+    from opentelemetry.trace import Status as SpanStatus
+    from opentelemetry.trace import StatusCode
+
+    for score in run.scores:
+        span.add_event(
+            EVALUATION_EVENT,
+            {
+                EVALUATION_NAME: score.name,
+                EVALUATION_SCORE_VALUE: float(score.value),
+                EVALUATION_SCORE_LABEL: "pass" if score.passed else "fail",
+                EVALUATION_EXPLANATION: scrub.text(score.reason),
+            },
+        )
+    for check in run.checks:
+        span.add_event(
+            EVALUATION_EVENT,
+            {
+                EVALUATION_NAME: check.name,
+                EVALUATION_SCORE_VALUE: 1.0 if check.passed else 0.0,
+                EVALUATION_SCORE_LABEL: "pass" if check.passed else "fail",
+                EVALUATION_EXPLANATION: scrub.text(check.reason),
+            },
+        )
+    if run.error is not None:
+        span.set_status(SpanStatus(StatusCode.ERROR, scrub.text(run.error.summary())))
+    elif not run.passed:
+        reasons = run.reasons()
+        first = scrub.text(reasons[0]) if reasons else "failed"
+        span.set_status(SpanStatus(StatusCode.ERROR, first))

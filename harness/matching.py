@@ -1,4 +1,4 @@
-"""Pairing engine: maximum matching, maximum-weight assignment, ordered alignment (DESIGN §4).
+"""Pairing engine: maximum matching, maximum-weight assignment, ordered alignment.
 
 Every function pairs ``expected[i]`` with ``actual[j]`` by index and returns a ``Matching``; each
 actual item is used at most once. Results are deterministic: ``pairs`` are sorted by expected
@@ -21,11 +21,16 @@ the ``compatible`` calls, which are part of the real cost):
   against 1.0–1.3 s, because greedy first-fit already pairs nearly everything with ~1 call each.
 
 For ``best_assignment`` every weight has to be known anyway, so only the solver differs.
-1 × n and n × 1 components are a max over a list. 2 × 2 and 2 × 3 are enumerated in pure
-Python (≈ 3 µs against ≈ 4.5 µs for building a numpy matrix and calling
-``linear_sum_assignment``, 1.3–1.6× faster); from 2 × 4 and 3 × 3 the two tie and beyond scipy's
-C code wins (3 × 6: 3×, 5 × 5: 5× faster), so everything else goes to scipy. Scipy is imported
-on first use only (≈ 0.2 s once).
+1 × n and n × 1 components are a max over a list; 2 × 2 and 2 × 3 are enumerated; everything
+larger goes to a pure-Python shortest-augmenting-path Hungarian algorithm (``_hungarian``).
+Until 0.1 that last step was scipy's ``linear_sum_assignment``, which is faster per solve once
+the matrix is built (benchmarks/bench_matching.py, same machine: 3 × 3 ≈ 13 µs against 8 µs,
+10 × 10 ≈ 68 µs against 30 µs, 20 × 20 ≈ 210 µs against 100 µs). Pure Python is still the
+better trade: components are the calls of one tool in one run, so the difference is microseconds per
+sample, against scipy's ≈ 0.5 s first-use import and ≈ 200 MB of scipy and numpy in every
+install. The Hungarian solver makes the same choices as ``linear_sum_assignment`` among equally
+good answers, so reports did not change with it (tests/test_matching.py checks it against
+scipy when scipy is installed, and on pinned cases without it).
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ A = TypeVar("A")
 # Edge states cached per (expected, actual) cell of a component, one bytearray row per expected.
 _UNKNOWN, _YES, _NO = 0, 1, 2
 
-# Largest component that best_assignment enumerates in pure Python (see module docstring).
+# Largest component that best_assignment enumerates (see module docstring).
 _BRUTE_FORCE_MAX_SIDE = 2
 _BRUTE_FORCE_MAX_CELLS = 6
 
@@ -394,7 +399,7 @@ def _assign_component(grid: list[list[float | None]]) -> list[tuple[int, int]]:
         return [] if i < 0 else [(i, 0)]
     if min(n, m) <= _BRUTE_FORCE_MAX_SIDE and n * m <= _BRUTE_FORCE_MAX_CELLS:
         return _enumerate_assignments(grid)
-    return _scipy_assignment(grid)
+    return _bonus_assignment(grid)
 
 
 def _argmax(weights: list[float | None]) -> int:
@@ -443,31 +448,89 @@ def _enumerate_assignments(grid: list[list[float | None]]) -> list[tuple[int, in
     return result
 
 
-def _scipy_assignment(grid: list[list[float | None]]) -> list[tuple[int, int]]:
-    """linear_sum_assignment with a per-pair bonus so cardinality outranks any weight sum.
+def _bonus_assignment(grid: list[list[float | None]]) -> list[tuple[int, int]]:
+    """Minimum-cost assignment with a per-pair bonus so cardinality outranks any weight sum.
 
-    Non-edges cost 0, which is the same as leaving both sides unpaired. Each real pair earns
-    ``bonus + w`` with ``bonus > 2 * k * max|w|`` (k = most pairs possible), so one more pair
+    Non-edges cost 0, which is the same as leaving both sides unpaired. Each real pair costs
+    ``-(bonus + w)`` with ``bonus > 2 * k * max|w|`` (k = most pairs possible), so one more pair
     always beats any difference in total weight. Weight differences below ~1e-12 of the bonus are
     lost to floating point; weights in the usual [0, 1] range are far from that.
     """
-    import numpy as np
-    from scipy.optimize import linear_sum_assignment
-
     n, m = len(grid), len(grid[0])
     largest = max((abs(w) for row in grid for w in row if w is not None), default=0.0)
     bonus = 2.0 * min(n, m) * largest + 1.0
-    cost = np.zeros((n, m))
-    for i, row in enumerate(grid):
-        for j, w in enumerate(row):
-            if w is not None:
-                cost[i, j] = -(bonus + w)
-    rows, cols = linear_sum_assignment(cost)
-    return [
-        (int(i), int(j))
-        for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
-        if grid[i][j] is not None
-    ]
+    cost = [[0.0 if w is None else -(bonus + w) for w in row] for row in grid]
+    if n <= m:
+        pairs = list(enumerate(_hungarian(cost)))
+    else:  # the solver wants rows <= columns: solve the transpose
+        transposed = [list(column) for column in zip(*cost, strict=True)]
+        pairs = [(i, j) for j, i in enumerate(_hungarian(transposed))]
+    return sorted((i, j) for i, j in pairs if grid[i][j] is not None)
+
+
+def _hungarian(cost: list[list[float]]) -> list[int]:
+    """Minimum-cost assignment of every row of a rows <= columns matrix: the column of each row.
+
+    The Hungarian algorithm in its shortest-augmenting-path form (Jonker–Volgenant; Crouse,
+    "On implementing 2D rectangular assignment algorithms", IEEE TAES 2016): rows join one at a
+    time, each by a Dijkstra search over reduced costs ``cost[i][j] - u[i] - v[j]`` from the new
+    row to a free column, then the duals ``u``/``v`` are updated so reduced costs stay >= 0 and
+    the matching is flipped along the path. O(rows² · columns).
+
+    Among equally cheap answers it decides as scipy's ``linear_sum_assignment`` does (and so as
+    this module did before): columns are scanned from a list filled in descending order and
+    shrunk by swapping the taken column with the last one; on equal distance a free column wins
+    (ending the search); distances and duals are computed in the same order, so float ties fall
+    the same way.
+    """
+    n, m = len(cost), len(cost[0])
+    inf = math.inf
+    u = [0.0] * n
+    v = [0.0] * m
+    col_of = [-1] * n
+    row_of = [-1] * m
+    for start in range(n):
+        dist = [inf] * m
+        came_from = [-1] * m  # row whose edge reached each column on the shortest path
+        todo = list(range(m - 1, -1, -1))  # columns not yet settled
+        settled: list[int] = []
+        rows_seen: list[int] = []
+        i, reach, sink = start, 0.0, -1
+        while sink < 0:
+            row, ui = cost[i], u[i]
+            best, best_at = inf, -1
+            for at, j in enumerate(todo):
+                d = reach + row[j] - ui - v[j]
+                known = dist[j]
+                if d < known:
+                    dist[j] = known = d
+                    came_from[j] = i
+                if known < best or (known == best and row_of[j] < 0):
+                    best, best_at = known, at
+            # Every cost is finite, so a column is always reached.
+            reach = best
+            j = todo[best_at]
+            todo[best_at] = todo[-1]
+            todo.pop()
+            settled.append(j)
+            if row_of[j] < 0:
+                sink = j
+            else:
+                i = row_of[j]
+                rows_seen.append(i)
+        u[start] += reach
+        for r in rows_seen:
+            u[r] += reach - dist[col_of[r]]
+        for j in settled:
+            v[j] -= reach - dist[j]
+        j = sink
+        while True:  # flip the path: each row on it takes the column it was reached through
+            r = came_from[j]
+            row_of[j] = r
+            col_of[r], j = j, col_of[r]
+            if r == start:
+                break
+    return col_of
 
 
 # --------------------------------------------------------------------------------------------

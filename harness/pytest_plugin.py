@@ -12,7 +12,7 @@ them over processes.
 
 from __future__ import annotations
 
-import re
+import sys
 from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,10 +31,24 @@ INI_OPTION = "harness_scenarios"
 FLAG = "--harness-scenarios"
 SUFFIXES = (".yaml", ".yml")
 
-# A suite file has ``scenarios:`` as a top-level key; a regex on the text decides that without
-# parsing, so an unrelated YAML file is never collected and a broken suite still is (its
-# collection error then names file:line instead of the file being silently skipped).
-_SUITE_KEY = re.compile(rb"^scenarios[ \t]*:", re.MULTILINE)
+PLUGIN_NAMES = ("harness", __name__)
+"""The names this module is registered under: the ``pytest11`` entry point's, and its own
+(``-p harness.pytest_plugin``, ``pytest_plugins = ["harness.pytest_plugin"]``)."""
+
+
+def pytest_plugin_registered(plugin: object, manager: pytest.PytestPluginManager) -> None:
+    """Registered under one name, block the other: a second registration is a no-op.
+
+    pluggy refuses the same module under a second name (a pytest internal error), and pytest
+    skips a name that is blocked, so naming the plugin again in a conftest or with ``-p`` next
+    to the entry point is harmless.
+    """
+    if plugin is not sys.modules[__name__]:
+        return
+    own = manager.get_name(plugin)
+    for name in PLUGIN_NAMES:
+        if name != own and manager.get_plugin(name) is None and not manager.is_blocked(name):
+            manager.set_blocked(name)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -61,13 +75,12 @@ def scenarios_enabled(config: pytest.Config) -> bool:
 
 
 def looks_like_suite(path: Path) -> bool:
-    """A ``*.yaml``/``*.yml`` file with a top-level ``scenarios:`` key."""
+    """A suite as ``harness run DIR`` sees one (``harness.scenarios.looks_like_suite``)."""
     if path.suffix not in SUFFIXES:
         return False
-    try:
-        return _SUITE_KEY.search(path.read_bytes()) is not None
-    except OSError:
-        return False
+    from harness.scenarios import looks_like_suite as is_suite
+
+    return is_suite(path)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -201,11 +214,13 @@ def _scores_text(result: ScenarioResult) -> str:
 
 
 @pytest.fixture
-def tool_recorder() -> ToolCallRecorder:
-    """A fresh ToolCallRecorder; pass ``tool_recorder.config`` to ``invoke``/``ainvoke``."""
-    from tracing.callback import ToolCallRecorder
+def tool_recorder() -> Iterator[ToolCallRecorder]:
+    """A fresh ToolCallRecorder that captures every LangChain run of the test, config or not
+    (``capture_tool_calls()``); passing ``tool_recorder.config`` as well records nothing twice."""
+    from tracing.capture import capture_tool_calls
 
-    return ToolCallRecorder()
+    with capture_tool_calls() as recorder:
+        yield recorder
 
 
 ModelFactory = Callable[..., "BaseChatModel"]

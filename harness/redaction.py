@@ -11,16 +11,36 @@ Redaction walks dicts, lists and tuples at any depth, and strings that hold a JS
 array (parsed, redacted, re-serialised only when something changed), which is how tool
 arguments travel on spans. The input is never mutated: when nothing matches, the very same
 object comes back (no copy); otherwise the changed containers are new.
+
+Keys are half of it: a secret can also travel inside free text (a metric's reason, a forbidden
+call's message, a traceback). :func:`collect_secrets` is the one collector of the values found
+under redacted keys, :class:`Scrubber` replaces them in any text (one minimum length,
+:data:`MIN_SECRET_LENGTH`, for every report), and :class:`StreamScrubber` gives each result of a
+stream its scrubber when the whole suite is not known up front (``harness eval-traces``). See
+docs/architecture.md, "Redaction".
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-__all__ = ["DEFAULT_REDACT_KEYS", "MASK", "Redactor"]
+if TYPE_CHECKING:  # the result model imports this module: no import back at run time
+    from harness.result import RunResult, ScenarioResult, SuiteResult
+
+__all__ = [
+    "DEFAULT_REDACT_KEYS",
+    "MASK",
+    "MIN_SECRET_LENGTH",
+    "Redactor",
+    "Scrubber",
+    "StreamScrubber",
+    "collect_secrets",
+    "jsonable",
+]
 
 DEFAULT_REDACT_KEYS: Final[tuple[str, ...]] = (
     "api_key",
@@ -211,3 +231,206 @@ class Redactor:
             return True  # a \\uXXXX escape can spell any letter of a key: parse to be sure
         squashed = _squash(_JSON_ESCAPE.sub(" ", text))
         return any(pattern in squashed for pattern in self.patterns)
+
+
+# --- values made safe to write out ----------------------------------------------------------
+
+
+def jsonable(value: Any) -> Any:
+    """A JSON-ready copy: matchers and other objects become their readable text form."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(item) for item in value]
+    to_json = getattr(value, "to_json", None)  # matchers: back to their `$` mapping
+    if callable(to_json):
+        return jsonable(to_json())
+    return _describe(value)
+
+
+def _describe(value: Any) -> str:
+    try:
+        from harness.values import describe_pattern
+
+        return describe_pattern(value)
+    except Exception:  # a stub or an odd object: a repr still tells the reader what it was
+        return repr(value)
+
+
+# --- the one secret collector ---------------------------------------------------------------
+
+MIN_SECRET_LENGTH: Final = 3
+"""Shorter values under a secret key are not scrubbed out of free text: masking every "1" or
+"ok" would garble it. One length for every report (docs/architecture.md, "Redaction")."""
+
+_MAX_DEPTH = 50
+"""Deeper nesting is not searched for secrets (the structured views still mask it by key)."""
+
+
+def collect_secrets(runs: Iterable[RunResult], redactor: Redactor) -> frozenset[str]:
+    """The values found under redacted keys in these runs' calls, results and expectations."""
+    found: set[str] = set()
+    if not redactor.enabled:
+        return frozenset()
+    for run in runs:
+        sample = run.sample
+        if sample is None:
+            continue
+        for call in sample.tool_calls or ():
+            _secrets_in(call.args, redactor, found, False, 0)
+            _secrets_in(call.result, redactor, found, False, 0)
+        for expectation in sample.expected_tool_calls:
+            # matchers in their `$` form: a literal in a pattern is a value like any other
+            _secrets_in(jsonable(dict(expectation.args)), redactor, found, False, 0)
+    return frozenset(found)
+
+
+def _secrets_in(value: Any, redactor: Redactor, found: set[str], secret: bool, depth: int) -> None:
+    """Collect the leaf values under redacted keys (JSON text is looked into as well)."""
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in ("{", "["):
+            try:
+                parsed = json.loads(stripped)
+            except ValueError:
+                pass
+            else:
+                _secrets_in(parsed, redactor, found, secret, depth + 1)
+                if not secret:
+                    return
+        if secret and len(stripped) >= MIN_SECRET_LENGTH:
+            found.add(stripped)
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            hit = secret or (isinstance(key, str) and redactor.matches(key))
+            _secrets_in(item, redactor, found, hit, depth + 1)
+        return
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _secrets_in(item, redactor, found, secret, depth + 1)
+        return
+    if secret and isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = repr(value)
+        if len(text) >= MIN_SECRET_LENGTH:
+            found.add(text)
+
+
+# --- the text scrubber ----------------------------------------------------------------------
+
+
+class Scrubber:
+    """Masks secrets at render time: values under redacted keys, and those values in any text.
+
+    Scoring never sees this: it happens only when a report or a span is written. A Scrubber is
+    also the fixed scrubbing policy of a whole suite (:meth:`for_result` and :meth:`for_summary`
+    return itself), the counterpart of :class:`StreamScrubber` for a stream.
+    """
+
+    __slots__ = ("_secrets", "redactor")
+
+    def __init__(self, redactor: Redactor | None = None, secrets: Iterable[str] = ()) -> None:
+        """Mask with ``redactor`` (default key list) and scrub ``secrets`` out of text."""
+        self.redactor = Redactor() if redactor is None else redactor
+        # longest first, so a secret that contains another is replaced whole
+        self._secrets = tuple(sorted(set(secrets), key=len, reverse=True))
+
+    @classmethod
+    def for_runs(cls, redactor: Redactor | None, runs: Iterable[RunResult]) -> Scrubber:
+        """A scrubber for everything these runs recorded or expected."""
+        redactor = Redactor() if redactor is None else redactor
+        return cls(redactor, collect_secrets(runs, redactor))
+
+    @classmethod
+    def for_suite(cls, redactor: Redactor | None, result: SuiteResult) -> Scrubber:
+        """A scrubber for every run of every scenario of a suite result."""
+        return cls.for_runs(redactor, (run for s in result.scenarios for run in s.runs))
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The secret values scrubbed out of text, longest first."""
+        return self._secrets
+
+    def text(self, text: str) -> str:
+        """``text`` with every known secret value replaced by the mask."""
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, self.redactor.mask)
+        return text
+
+    def value(self, value: Any) -> Any:
+        """A JSON-ready copy of ``value``: redacted keys masked, secret values scrubbed."""
+        return self._strings(jsonable(self.redactor.redact(value)))
+
+    def _strings(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value) if self._secrets else value
+        if isinstance(value, dict):
+            return {k: self._strings(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._strings(item) for item in value]
+        return value
+
+    def for_result(self, result: ScenarioResult) -> Scrubber:
+        """The scrubber for one result of the suite: this one (it knows every run)."""
+        return self
+
+    def for_summary(self, summary: SuiteResult) -> Scrubber:
+        """The scrubber for the suite's own text (warnings): this one."""
+        return self
+
+
+# --- the streaming scrubber -----------------------------------------------------------------
+
+_REMEMBERED_SECRETS = 256
+"""Secret values a stream remembers to scrub from later results' text (the longest are kept);
+every string is searched for each of them, so the list stays short."""
+
+
+class StreamScrubber:
+    """The scrubber for each result of a stream: its own secrets plus those seen before it.
+
+    A whole-suite :class:`Scrubber` needs every run up front; a stream has one result at a time.
+    So each result is scrubbed of every secret found in its own runs and of up to
+    :data:`_REMEMBERED_SECRETS` secret values seen in earlier results (a secret that first shows
+    up in a later result is not scrubbed out of an earlier one's free text; values under
+    redacted keys are masked by key either way).
+    """
+
+    __slots__ = ("_current", "_seen", "redactor")
+
+    def __init__(self, redactor: Redactor | None = None) -> None:
+        """Scrub with ``redactor`` (default: the default key list)."""
+        self.redactor = Redactor() if redactor is None else redactor
+        self._seen: set[str] = set()
+        self._current = Scrubber(self.redactor)
+
+    def for_result(self, result: ScenarioResult) -> Scrubber:
+        """The scrubber to render ``result`` with."""
+        own = collect_secrets(result.runs, self.redactor)
+        new = [secret for secret in own if secret not in self._seen]
+        if not new:
+            return self._current
+        self._seen.update(new)
+        if len(self._seen) > _REMEMBERED_SECRETS:
+            longest = sorted(self._seen, key=len, reverse=True)[:_REMEMBERED_SECRETS]
+            self._seen = set(longest)
+        self._current = Scrubber(self.redactor, self._seen)
+        if own <= self._seen:
+            return self._current
+        return Scrubber(self.redactor, self._seen.union(own))  # its own always count
+
+    def for_summary(self, summary: SuiteResult) -> Scrubber:
+        """The scrubber for the stream's summary: the remembered secrets and the kept runs'.
+
+        The summary of a stream is a bounded sample (its warnings, its kept results); the same
+        redactor as every result's, so its head masks what a whole-suite report would.
+        """
+        kept = collect_secrets((run for s in summary.scenarios for run in s.runs), self.redactor)
+        return Scrubber(self.redactor, self._seen.union(kept))

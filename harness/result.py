@@ -8,19 +8,33 @@ does not fail the run.
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from harness.metrics.base import Score
-from harness.redaction import Redactor
+
+# Re-exported for callers that imported them from here before redaction got its own module.
+from harness.redaction import Scrubber, jsonable
 from harness.sample import Sample
 from tracing.records import ToolCall
 
-SCHEMA_VERSION = 1
-"""Version of the JSON layout written by :meth:`SuiteResult.to_dict`; bumped on breaking change."""
+__all__ = [
+    "STATUSES",
+    "CheckCode",
+    "CheckName",
+    "CheckResult",
+    "ErrorInfo",
+    "ErrorPhase",
+    "ResultSample",
+    "RunResult",
+    "ScenarioResult",
+    "Scrubber",
+    "Status",
+    "SuiteResult",
+    "jsonable",
+    "score_line",
+]
 
 Status = Literal["passed", "failed", "error", "xfailed", "xpassed"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "xfailed", "xpassed")
@@ -34,134 +48,6 @@ ErrorPhase = Literal["factory", "run", "timeout", "scoring", "match"]
 """``match``: ``harness eval-traces`` found no scenario for a recorded trace."""
 
 
-class Scrubber:
-    """Masks secrets at render time: values under redacted keys, and those values in any text.
-
-    ``Redactor`` masks by key; a secret can also travel inside free text (a metric's reason, a
-    forbidden-call message, a traceback), so the values found under redacted keys in the runs
-    are also replaced wherever they appear in a string. Scoring never sees this: it happens
-    only when a report or a span is written.
-    """
-
-    __slots__ = ("_secrets", "redactor")
-
-    def __init__(self, redactor: Redactor | None = None, secrets: Iterable[str] = ()) -> None:
-        """Mask with ``redactor`` (default key list) and scrub ``secrets`` out of text."""
-        self.redactor = Redactor() if redactor is None else redactor
-        # longest first, so a secret that contains another is replaced whole
-        self._secrets = tuple(sorted(set(secrets), key=len, reverse=True))
-
-    @classmethod
-    def for_runs(cls, redactor: Redactor | None, runs: Iterable[RunResult]) -> Scrubber:
-        """A scrubber for everything these runs recorded or expected."""
-        redactor = Redactor() if redactor is None else redactor
-        found: set[str] = set()
-        if redactor.enabled:
-            for run in runs:
-                _run_secrets(run, redactor, found)
-        return cls(redactor, found)
-
-    @classmethod
-    def for_suite(cls, redactor: Redactor | None, result: SuiteResult) -> Scrubber:
-        """A scrubber for every run of every scenario of a suite result."""
-        return cls.for_runs(redactor, (run for s in result.scenarios for run in s.runs))
-
-    @property
-    def secrets(self) -> tuple[str, ...]:
-        """The secret values scrubbed out of text, longest first."""
-        return self._secrets
-
-    def text(self, text: str) -> str:
-        """``text`` with every known secret value replaced by the mask."""
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, self.redactor.mask)
-        return text
-
-    def value(self, value: Any) -> Any:
-        """A JSON-ready copy of ``value``: redacted keys masked, secret values scrubbed."""
-        return self._strings(jsonable(self.redactor.redact(value)))
-
-    def _strings(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.text(value) if self._secrets else value
-        if isinstance(value, dict):
-            return {k: self._strings(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self._strings(item) for item in value]
-        return value
-
-
-_MIN_SECRET = 4
-"""Shorter values under a secret key are not scrubbed out of free text (too many false hits)."""
-
-
-def _run_secrets(run: RunResult, redactor: Redactor, found: set[str]) -> None:
-    sample = run.sample
-    if sample is None:
-        return
-    for call in sample.tool_calls or ():
-        _secrets_in(call.args, redactor, found, False)
-        _secrets_in(call.result, redactor, found, False)
-    for expectation in sample.expected_tool_calls:
-        _secrets_in(jsonable(dict(expectation.args)), redactor, found, False)
-
-
-def _secrets_in(value: Any, redactor: Redactor, found: set[str], secret: bool) -> None:
-    """Collect the leaf values under redacted keys (JSON text is looked into as well)."""
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped[:1] in ("{", "["):
-            try:
-                _secrets_in(json.loads(stripped), redactor, found, secret)
-            except ValueError:
-                pass
-            else:
-                if not secret:
-                    return
-        if secret and len(stripped) >= _MIN_SECRET:
-            found.add(stripped)
-        return
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            hit = secret or (isinstance(key, str) and redactor.matches(key))
-            _secrets_in(item, redactor, found, hit)
-        return
-    if isinstance(value, (list, tuple)):
-        for item in value:
-            _secrets_in(item, redactor, found, secret)
-        return
-    if secret and isinstance(value, (int, float)) and not isinstance(value, bool):
-        text = repr(value)
-        if len(text) >= _MIN_SECRET:
-            found.add(text)
-
-
-def jsonable(value: Any) -> Any:
-    """A JSON-ready copy: matchers and other objects become their readable text form."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(item) for item in value]
-    to_json = getattr(value, "to_json", None)  # matchers: back to their `$` mapping
-    if callable(to_json):
-        return jsonable(to_json())
-    return _describe(value)
-
-
-def _describe(value: Any) -> str:
-    try:
-        from harness.values import describe_pattern
-
-        return describe_pattern(value)
-    except Exception:  # a stub or an odd object: a repr still tells the reader what it was
-        return repr(value)
-
-
 @dataclass(frozen=True, slots=True)
 class CheckResult:
     """The verdict of a ``forbid``, ``no_errors`` or ``output`` check on one run."""
@@ -172,16 +58,6 @@ class CheckResult:
     code: CheckCode | None = None
     calls: tuple[int, ...] = ()
     """Indices (into the run's recorded calls) of the calls that broke the check."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "name": self.name,
-            "passed": self.passed,
-            "code": self.code,
-            "reason": self.reason,
-            "calls": list(self.calls),
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,15 +73,6 @@ class ErrorInfo:
         """``Type: message`` in one line."""
         return f"{self.type}: {self.message}" if self.message else self.type
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "type": self.type,
-            "message": self.message,
-            "phase": self.phase,
-            "traceback": self.traceback,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
@@ -220,6 +87,9 @@ class RunResult:
     duration: float = 0.0
     trace_id: str | None = None
     """The run's trace (32 hex digits) when it was exported or read from a trace file."""
+    paused: tuple[Any, ...] = ()
+    """The interrupt payloads when the run's last turn left the graph paused (``interrupt()``);
+    empty when it finished. A pause is not an error: the run is scored as it stands."""
 
     @property
     def calls(self) -> list[ToolCall]:
@@ -244,58 +114,11 @@ class RunResult:
         out.extend(check.reason for check in self.checks if not check.passed)
         return out
 
-    def to_dict(self, scrubber: Scrubber | None = None) -> dict[str, Any]:
-        """JSON-ready form, secrets masked (default: the default redaction list)."""
-        scrub = Scrubber.for_runs(None, (self,)) if scrubber is None else scrubber
-        sample = self.sample
-        data = {
-            "index": self.index,
-            "passed": self.passed,
-            "trace_id": self.trace_id,
-            "duration": self.duration,
-            "output": scrub.value(sample.output) if sample is not None else None,
-            "tool_calls": [_call_dict(call, scrub) for call in self.calls],
-            "expected_tool_calls": [
-                {"name": exp.name, "args": scrub.value(dict(exp.args))}
-                for exp in (sample.expected_tool_calls if sample is not None else [])
-            ],
-            "scores": [_score_dict(score, scrub) for score in self.scores],
-            "checks": [scrub.value(check.to_dict()) for check in self.checks],
-            "error": scrub.value(self.error.to_dict()) if self.error is not None else None,
-        }
-        return data
-
 
 def score_line(score: Score) -> str:
     """``name 0.50 < 1.00: reason`` — a failing (or passing) score in one line."""
     relation = ">=" if score.value >= score.threshold else "<"
     return f"{score.name} {score.value:.2f} {relation} {score.threshold:.2f}: {score.reason}"
-
-
-def _call_dict(call: ToolCall, scrub: Scrubber) -> dict[str, Any]:
-    return {
-        "name": call.name,
-        "args": scrub.value(dict(call.args)),
-        "id": call.id,
-        "status": call.status,
-        "error": scrub.text(call.error) if call.error is not None else None,
-        "result": scrub.value(call.result),
-        "node": call.node,
-        "turn": call.turn,
-        "duration_ns": call.duration_ns,
-    }
-
-
-def _score_dict(score: Score, scrub: Scrubber) -> dict[str, Any]:
-    return {
-        "name": score.name,
-        "value": score.value,
-        "threshold": score.threshold,
-        "passed": score.passed,
-        "reason": scrub.text(score.reason),
-        "codes": list(score.codes),
-        "details": scrub.value(score.details.to_dict()),
-    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,29 +172,6 @@ class ScenarioResult:
             if not run.passed:
                 return run
         return self.runs[-1] if self.runs else None
-
-    def to_dict(self, scrubber: Scrubber | None = None) -> dict[str, Any]:
-        """JSON-ready form, secrets masked (default: the default redaction list)."""
-        scrub = Scrubber.for_runs(None, self.runs) if scrubber is None else scrubber
-        data: dict[str, Any] = {
-            "suite": self.suite,
-            "name": self.name,
-            "file": self.file,
-            "line": self.line,
-            "status": self.status,
-            "xfail": self.xfail,
-            "repeat": self.repeat,
-            "pass_rate": self.pass_rate,
-            "passes": self.passes,
-            "reasons": [scrub.text(reason) for reason in self.reasons],
-            "duration": self.duration,
-            "trace_ids": [run.trace_id for run in self.runs if run.trace_id],
-            "runs": [run.to_dict(scrub) for run in self.runs],
-        }
-        if self.trace_id is not None:
-            data["trace_id"] = self.trace_id
-            data["source"] = self.source
-        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,41 +236,23 @@ class SuiteResult:
         text = ", ".join(parts) + f" in {self.duration:.2f}s"
         return text + (" (interrupted)" if self.interrupted else "")
 
-    def to_dict(
-        self, redactor: Redactor | None = None, *, scenarios: bool = True
-    ) -> dict[str, Any]:
-        """The JSON report: ``schema_version`` first, then counts and every scenario.
 
-        Secrets are masked with ``redactor`` (default: the default key list).
-        ``scenarios=False`` leaves the scenario list out (a streaming writer adds it).
-        """
-        scrub = Scrubber.for_suite(redactor, self)
-        data = {
-            "schema_version": SCHEMA_VERSION,
-            "started_at": self.started_at,
-            "duration": self.duration,
-            "interrupted": self.interrupted,
-            "not_run": self.not_run,
-            "ok": self.ok,
-            "counts": dict(self.counts),
-            "summary": self.summary_line(),
-            "warnings": [scrub.text(warning) for warning in self.warnings],
-        }
-        if self.omitted_total:
-            # a sample: the scenario list below is not every result the counts count
-            data["omitted"] = {status: self.omitted.get(status, 0) for status in STATUSES}
-        if scenarios:
-            data["scenarios"] = [scenario.to_dict(scrub) for scenario in self.scenarios]
-        return data
+class _HasStatus(Protocol):
+    @property
+    def status(self) -> Status: ...
 
 
-class ResultSample:
+Kept = TypeVar("Kept", bound=_HasStatus)
+
+
+class ResultSample(Generic[Kept]):
     """At most ``limit`` results of a stream, those that did not pass first; the rest counted.
 
     While there is room every result is kept, in arrival order. When full, a result that did not
     pass replaces the most recent passing one still kept; anything else is only counted. So a
     small run keeps everything, and a huge one keeps up to ``limit`` failures, errors and xfail
-    outcomes, never more. ``limit=None`` keeps every result.
+    outcomes, never more. ``limit=None`` keeps every result. Anything with a ``status`` can be
+    sampled: the results themselves, or their report views (the console and HTML reporters).
     """
 
     __slots__ = ("_kept", "_omitted", "_passing", "limit")
@@ -480,11 +262,11 @@ class ResultSample:
         if limit is not None and limit < 0:
             raise ValueError(f"a result sample keeps 0 or more results, got limit={limit}")
         self.limit = limit
-        self._kept: list[ScenarioResult] = []
+        self._kept: list[Kept] = []
         self._omitted: dict[str, int] = {}
         self._passing = 0
 
-    def add(self, result: ScenarioResult) -> None:
+    def add(self, result: Kept) -> None:
         """Count ``result``, and keep it if the rule above lets it in."""
         if self.limit is None or len(self._kept) < self.limit:
             self._keep(result)
@@ -495,7 +277,7 @@ class ResultSample:
             return
         self._omit(result.status)
 
-    def _keep(self, result: ScenarioResult) -> None:
+    def _keep(self, result: Kept) -> None:
         self._kept.append(result)
         if result.status == "passed":
             self._passing += 1
@@ -512,7 +294,7 @@ class ResultSample:
         self._omitted[status] = self._omitted.get(status, 0) + 1
 
     @property
-    def scenarios(self) -> tuple[ScenarioResult, ...]:
+    def scenarios(self) -> tuple[Kept, ...]:
         """The kept results, in arrival order."""
         return tuple(self._kept)
 

@@ -3,8 +3,11 @@
 One asyncio loop, a semaphore for ``concurrency``. Each scenario: build the model's agent with
 the factory, then ``repeat`` runs, each with a fresh ToolCallRecorder and its own ``timeout``.
 Agents with ``ainvoke`` are awaited; anything else runs on a daemon worker thread (a hung sync
-agent then cannot keep the process alive). Nothing a scenario does stops the others: an
-exception in the factory or the run, or a timeout, becomes that scenario's ``error`` result.
+agent then cannot keep the process alive). Nothing a scenario does stops the others: whatever
+the factory or the run raises (``BaseException`` included), a timeout, a call that ignores its
+cancellation (abandoned) or one that blocks the loop (interrupted, see :mod:`harness.isolation`)
+becomes that scenario's ``error`` result. Only a SIGINT or SIGTERM of the process stops the run
+(a partial result); a second one interrupts at once.
 
 With a ``tracer_provider`` in the options every run is one trace: a ``scenario {name}`` root
 span (``harness.suite``, ``harness.scenario``, ``harness.run``) with the agent's spans
@@ -25,26 +28,29 @@ import inspect
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
 
+from harness.invocation import TurnOutcome, converse, record_sample, run_config, score_run
+from harness.isolation import DaemonExecutor, LoopBlocked, LoopWatch, Outcome, StopState, contained
 from harness.redaction import Redactor
 from harness.result import (
     ErrorInfo,
-    ErrorPhase,
     RunResult,
     ScenarioResult,
     Scrubber,
     SuiteResult,
 )
+from harness.run_output import OUTPUT_ATTRIBUTE, encode_output
 from harness.scenarios import Scenario
-from harness.scoring import error_info, score_sample, verdict
+from harness.scenarios.agents import AgentSession
+from harness.scoring import error_info, verdict
 from tracing.callback import ToolCallRecorder
+from tracing.final_answer import final_answer
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, TracerProvider
@@ -64,6 +70,14 @@ REASON_ATTRIBUTE = "harness.reason"
 T = TypeVar("T")
 ProgressCallback = Callable[[ScenarioResult], None]
 
+GRACE_SECONDS = 1.0
+"""How long a cancelled call may take to stop before it is abandoned (and reported so)."""
+
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)
+)
+"""Signals that stop a run like Ctrl-C: CI sends SIGTERM on cancel or timeout."""
+
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
@@ -80,6 +94,8 @@ class RunOptions:
     """Put tool arguments/results and messages on the spans (the exporter may still drop them)."""
     redactor: Redactor | None = None
     """Masks secrets in the failure reasons put on spans (default: the default key list)."""
+    on_signal: Callable[[int], None] | None = None
+    """Told the signal (SIGINT, SIGTERM) that stopped the run, for the exit code (128 + n)."""
 
 
 class Runner:
@@ -91,6 +107,12 @@ class Runner:
         if self.options.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.options.concurrency}")
         self._stop = False
+        self.stop_state = StopState()
+        """Set by the signal handler of :func:`run_scenarios` (not by anything an agent does)."""
+        self.watch: LoopWatch | None = None
+        """The loop's watchdog, when :func:`run_scenarios` runs one."""
+        self.abandoned: set[asyncio.Future[Any]] = set()
+        """Calls that ignored their cancellation past the grace period, still running."""
 
     async def run(self, scenarios: Sequence[Scenario]) -> SuiteResult:
         """Run every scenario; on cancellation (Ctrl-C) return what finished, marked partial."""
@@ -109,7 +131,12 @@ class Runner:
             interrupted = True
             for task in tasks:
                 task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            # a scenario task cancels its agent call and returns at once; bounded all the same
+            done, pending = await asyncio.wait(tasks, timeout=GRACE_SECONDS)
+            for task in done:
+                if not task.cancelled():
+                    task.exception()  # retrieved: nothing to log at garbage collection
+            self._abandon(pending)
             # the cancellation is handled here (the partial result is the answer), so clear it
             uncancel = getattr(asyncio.current_task(), "uncancel", None)  # Python >= 3.11
             if uncancel is not None:
@@ -146,21 +173,24 @@ class Runner:
         repeat = self.options.repeat or scenario.repeat
         timeout = self.options.timeout or scenario.timeout
         runs: list[RunResult] = []
-        try:
-            agent = await asyncio.wait_for(
-                _in_thread(scenario.agent.factory, model=scenario.model), timeout
-            )
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:
-            phase: ErrorPhase = "timeout" if isinstance(exc, asyncio.TimeoutError) else "factory"
-            error = error_info(exc, phase, timeout, what=f"agent factory {scenario.agent.spec}")
+        what = f"agent factory {scenario.agent.spec}"
+        # async factories are awaited and a returned context manager is closed after the runs
+        session = AgentSession(scenario.agent.factory, scenario.model, _in_thread)
+        outcome, error = await self.bounded(session.open, timeout, what)
+        if error is not None:
+            if error.phase == "run":
+                error = replace(error, phase="factory")
             runs.append(
                 RunResult(0, False, None, error=error, duration=time.perf_counter() - start)
             )
         else:
+            agent = outcome.value
             for index in range(repeat):
                 runs.append(await self._one_run(scenario, agent, index, timeout))
+        _, close_error = await self.bounded(session.close, timeout, f"closing {what}")
+        if close_error is not None:
+            closing = replace(close_error, phase="factory")
+            runs.append(RunResult(len(runs), False, None, error=closing))
         return verdict(scenario, tuple(runs), repeat, time.perf_counter() - start)
 
     async def _one_run(
@@ -178,6 +208,11 @@ class Runner:
             trace_id = format(context.trace_id, "032x") if context.is_valid else None
             run = await self._record_and_score(scenario, agent, index, timeout, emitter, trace_id)
             annotate_span(span, run, self.options.redactor)
+            if self.options.capture_content and run.sample is not None:
+                # the answer this run scored, for eval-traces (harness/run_output.py)
+                span.set_attribute(
+                    OUTPUT_ATTRIBUTE, encode_output(run.output, self.options.redactor)
+                )
         return run
 
     async def _record_and_score(
@@ -191,39 +226,145 @@ class Runner:
     ) -> RunResult:
         recorder = ToolCallRecorder()
         handlers: list[BaseCallbackHandler] = [recorder] if emitter is None else [recorder, emitter]
-        config = RunnableConfig(callbacks=handlers)
         start = time.perf_counter()
-        output: Any = None
-        error: ErrorInfo | None = None
-        try:
-            result = await asyncio.wait_for(_invoke(agent, scenario.input, config), timeout)
-            output = final_output(result)
-        except asyncio.CancelledError:
-            raise
-        except asyncio.TimeoutError as exc:
-            error = error_info(exc, "timeout", timeout, what="the run")
-        except Exception as exc:
-            error = error_info(exc, "run", timeout)
+        turns: list[TurnOutcome] = []  # filled turn by turn: a failed run keeps what finished
+        _, error = await self.bounded(
+            lambda: converse(
+                scenario, agent, run_config(scenario, agent, handlers), recorder, _invoke, turns
+            ),
+            timeout,
+            "the run",
+        )
         duration = time.perf_counter() - start
         # what was captured before a crash or timeout is kept: it is often the explanation
-        sample = recorder.sample(
-            expected=list(scenario.expected),
-            input=scenario.input_text,
-            output=output if error is None else None,
-            metadata={"scenario": scenario.id, "run": index},
-            trace_id=trace_id,
+        sample = record_sample(
+            scenario, recorder, turns, index=index, failed=error is not None, trace_id=trace_id
         )
         if error is not None:
+            paused = turns[-1].paused if turns else ()
             return RunResult(
-                index, False, sample, error=error, duration=duration, trace_id=trace_id
+                index,
+                False,
+                sample,
+                error=error,
+                duration=duration,
+                trace_id=trace_id,
+                paused=paused,
             )
-        return score_sample(scenario, sample, index=index, duration=duration, trace_id=trace_id)
+        return score_run(
+            scenario, sample, recorder, turns, index=index, duration=duration, trace_id=trace_id
+        )
+
+    async def bounded(
+        self, call: Callable[[], Awaitable[Any]], timeout: float, what: str
+    ) -> tuple[Outcome, ErrorInfo | None]:
+        """Run one agent call in its own task within ``timeout``, whatever the call does.
+
+        The call's own exceptions, ``BaseException`` included, are its error; past the timeout
+        it is cancelled, and abandoned if it has not stopped ``GRACE_SECONDS`` later. Only the
+        cancellation of the task awaiting here (a stop of the run) propagates.
+        """
+        task = asyncio.ensure_future(contained(call(), self.stop_state))
+        watch = self.watch
+        start = time.monotonic()
+        deadline = start + timeout
+        stalled_before = watch.stalled if watch is not None else 0.0
+        token = watch.expect(deadline) if watch is not None else None
+        try:
+            done = await _wait(task, deadline)
+            if not done and watch is not None:
+                # another call blocked the loop while this one waited: give that time back once
+                credit = watch.stalled - stalled_before
+                if credit > 0.1:
+                    done = await _wait(task, deadline + credit)
+        except asyncio.CancelledError:
+            task.cancel()
+            self._abandon({task})
+            raise
+        finally:
+            if watch is not None and token is not None:
+                watch.forget(token)
+        if not done:
+            return Outcome(), await self._cancel_late(task, timeout, what)
+        outcome = task.result()
+        late = time.monotonic() - start > timeout + 0.05
+        error = _outcome_error(outcome, timeout, what, late)
+        if error is None and late:
+            # the loop was blocked, so the timer could not fire: late is a timeout all the same
+            blocked = watch.stalled - stalled_before if watch is not None else 0.0
+            error = _timeout(what, timeout, _blocked_note(blocked) if blocked > 0.1 else "")
+        return outcome, error
+
+    async def _cancel_late(
+        self, task: asyncio.Future[Outcome], timeout: float, what: str
+    ) -> ErrorInfo:
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=GRACE_SECONDS)
+        if done:
+            outcome = task.result()
+            if isinstance(outcome.error, LoopBlocked):
+                return _timeout(what, timeout, _blocked_note(outcome.error.seconds))
+            return _timeout(what, timeout)
+        self._abandon({task})
+        return _timeout(
+            what,
+            timeout,
+            f"; it ignored its cancellation for {GRACE_SECONDS:g}s and was abandoned",
+        )
+
+    def _abandon(self, tasks: Iterable[asyncio.Future[Any]]) -> None:
+        """Tasks that may not stop: kept referenced until they do, not logged at loop close."""
+        for task in tasks:
+            if not task.done():
+                task._log_destroy_pending = False  # type: ignore[attr-defined]
+                self.abandoned.add(task)
+                task.add_done_callback(self.abandoned.discard)
+
+    def stop(self, signum: int) -> None:
+        """A SIGINT/SIGTERM of the process: remember it (the run is being cancelled)."""
+        if self.stop_state.signal is None:
+            self.stop_state.signal = signum
+            if self.options.on_signal is not None:
+                self.options.on_signal(signum)
+
+
+async def _wait(task: asyncio.Future[Any], deadline: float) -> bool:
+    """Wait for ``task`` until ``deadline`` (monotonic); did it finish?"""
+    done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - time.monotonic()))
+    return bool(done)
+
+
+def _timeout(what: str, timeout: float, note: str = "") -> ErrorInfo:
+    error = error_info(asyncio.TimeoutError(), "timeout", timeout, what=what)
+    return replace(error, message=error.message + note) if note else error
+
+
+def _blocked_note(seconds: float) -> str:
+    return (
+        f"; it blocked the event loop for {seconds:.1f}s (a blocking call such as time.sleep "
+        "inside async code stalls every other scenario)"
+    )
+
+
+def _outcome_error(outcome: Outcome, timeout: float, what: str, late: bool) -> ErrorInfo | None:
+    """The error of a call that finished: what it raised, said as the scenario's error."""
+    exc = outcome.error
+    if exc is None:
+        return None
+    if isinstance(exc, LoopBlocked):
+        return _timeout(what, timeout, _blocked_note(exc.seconds))
+    if isinstance(exc, asyncio.TimeoutError) and late:
+        return _timeout(what, timeout)
+    if isinstance(exc, Exception):
+        return error_info(exc, "run", timeout, what=what if what != "the run" else "")
+    # KeyboardInterrupt, SystemExit(n), GeneratorExit, CancelledError, ...: they would stop a
+    # program, and here they stop only this scenario's run
+    return error_info(exc, "run", timeout, what=what)
 
 
 def annotate_span(span: Span, run: RunResult, redactor: Redactor | None = None) -> None:
     """Put a run's verdict on its root span: passed, status, scores, checks, failure events."""
-    from opentelemetry.trace import Status as SpanStatus
-    from opentelemetry.trace import StatusCode
+    from harness.export import record_verdict
 
     scrub = Scrubber.for_runs(redactor, (run,))
     status = "error" if run.error is not None else "passed" if run.passed else "failed"
@@ -235,25 +376,30 @@ def annotate_span(span: Span, run: RunResult, redactor: Redactor | None = None) 
         span.set_attribute(CHECK_PREFIX + check.name, check.passed)
     for reason in run.reasons():
         span.add_event(FAILURE_EVENT, {REASON_ATTRIBUTE: scrub.text(reason)})
-    if run.error is not None:
-        span.set_status(SpanStatus(StatusCode.ERROR, scrub.text(run.error.summary())))
+    record_verdict(span, run, scrub)  # GenAI evaluation events; status ERROR unless passed
 
 
 # --- invoking agents ------------------------------------------------------------------------
 
 
-async def _invoke(agent: Any, payload: Any, config: RunnableConfig) -> Any:
-    """``ainvoke`` when the agent has a coroutine one, else ``invoke``/call on a worker thread."""
+async def _invoke(
+    agent: Any, payload: Any, config: RunnableConfig, extra: Mapping[str, Any] | None = None
+) -> Any:
+    """``ainvoke`` when the agent has a coroutine one, else ``invoke``/call on a worker thread.
+
+    ``extra`` holds further keyword arguments of ``invoke`` (``context=`` for runtime context).
+    """
+    kwargs = dict(extra or {})
     ainvoke = getattr(agent, "ainvoke", None)
     if ainvoke is not None and inspect.iscoroutinefunction(ainvoke):
-        return await ainvoke(payload, config=config)
+        return await ainvoke(payload, config=config, **kwargs)
     invoke = getattr(agent, "invoke", None)
     if callable(invoke):
-        return await _in_thread(invoke, payload, config=config)
+        return await _in_thread(invoke, payload, config=config, **kwargs)
     if callable(agent):
         if _accepts_config(agent):
-            return await _in_thread(agent, payload, config=config)
-        return await _in_thread(agent, payload)
+            return await _in_thread(agent, payload, config=config, **kwargs)
+        return await _in_thread(agent, payload, **kwargs)
     raise TypeError(
         f"the agent factory returned {type(agent).__name__}, which has no invoke/ainvoke and "
         "is not callable; return a Runnable or a compiled LangGraph graph"
@@ -297,79 +443,87 @@ def _post(loop: asyncio.AbstractEventLoop, *callback: Any) -> None:
 
 
 def final_output(result: Any) -> Any:
-    """The agent's final answer: the last message's text for ``{"messages": [...]}`` states."""
-    if isinstance(result, Mapping):
-        messages = result.get("messages")
-        if isinstance(messages, Sequence) and messages and not isinstance(messages, str):
-            return _content(messages[-1])
-        if "output" in result:
-            return result["output"]
-        return result
-    if hasattr(result, "content"):
-        return _content(result)
-    return result
+    """The agent's final answer (``structured_response``, else the last message's text, ...).
 
-
-def _content(message: Any) -> Any:
-    content = (
-        message.get("content")
-        if isinstance(message, Mapping)
-        else getattr(message, "content", message)
-    )
-    if isinstance(content, list):  # content blocks: keep the text parts
-        texts = [
-            block if isinstance(block, str) else block.get("text", "")
-            for block in content
-            if isinstance(block, str) or (isinstance(block, Mapping) and "text" in block)
-        ]
-        return "".join(texts)
-    return content
+    The one rule of :func:`tracing.final_answer.final_answer`, shared with the recorder and the
+    root span's ``harness.output`` that ``harness eval-traces`` reads.
+    """
+    return final_answer(result)
 
 
 # --- synchronous entry point ----------------------------------------------------------------
 
 
 def run_scenarios(scenarios: Sequence[Scenario], options: RunOptions | None = None) -> SuiteResult:
-    """Run on a private event loop; Ctrl-C cancels the run and returns the partial result.
+    """Run on a private event loop; SIGINT/SIGTERM cancel the run and return the partial result.
 
-    The loop's default executor (where LangChain runs sync tools) is sized to the concurrency
-    and shut down without waiting, so a tool that hangs past its timeout cannot hang the exit.
+    The loop's default executor (where LangChain runs sync tools) runs on daemon threads that
+    nothing joins, so a tool that hangs past its timeout cannot hang the exit. A watchdog
+    interrupts an async call that blocks the loop past its deadline.
     """
     runner = Runner(options)
     loop = asyncio.new_event_loop()
-    executor = ThreadPoolExecutor(
-        max_workers=runner.options.concurrency + 4, thread_name_prefix="harness-tool"
-    )
+    executor = DaemonExecutor("harness-tool")
     loop.set_default_executor(executor)
+    runner.watch = LoopWatch(loop)
     task = loop.create_task(runner.run(scenarios))
-    previous = _install_sigint(loop, task)
+    previous = _install_stop_signals(loop, task, runner)
+    runner.watch.start()
     try:
-        return loop.run_until_complete(task)
+        return _run_until_done(loop, task, runner.stop_state)
     finally:
-        _restore_sigint(previous)
+        runner.watch.close()
+        _restore_signals(previous)
         executor.shutdown(wait=False, cancel_futures=True)
         loop.close()
+        # collected, an abandoned coroutine would run its except/finally with no loop left
+        # (and complain); it is kept until the process ends instead
+        _ABANDONED.update(runner.abandoned)
 
 
-def _install_sigint(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> Any:
-    """First Ctrl-C cancels the run (partial report); a second one interrupts for real."""
+_ABANDONED: set[asyncio.Future[Any]] = set()
+"""Calls abandoned by finished runs (see :meth:`Runner.bounded`)."""
+
+
+def _run_until_done(
+    loop: asyncio.AbstractEventLoop, task: asyncio.Task[SuiteResult], stop: StopState
+) -> SuiteResult:
+    """Run the loop until ``task`` is done, riding out what an agent's own tasks raise.
+
+    asyncio re-raises ``KeyboardInterrupt`` and ``SystemExit`` out of the loop from whatever
+    task raised them, even a tool's task inside a LangGraph graph; that task has already failed
+    with it (and the run awaiting it gets it as its error), so unless the process was really
+    interrupted the loop simply carries on. A :class:`LoopBlocked` landing between callbacks
+    is the same.
+    """
+    while True:
+        try:
+            return loop.run_until_complete(task)
+        except (KeyboardInterrupt, SystemExit, LoopBlocked):
+            if stop.forced or task.done():
+                raise
+
+
+def _install_stop_signals(
+    loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any], runner: Runner
+) -> dict[int, Any]:
+    """First SIGINT/SIGTERM cancels the run (partial report); a second one interrupts for real."""
     if threading.current_thread() is not threading.main_thread():
-        return None
-    hits = 0
+        return {}
 
-    def on_sigint(signum: int, frame: Any) -> None:
-        nonlocal hits
-        hits += 1
-        if hits > 1:
+    def on_signal(signum: int, frame: Any) -> None:
+        if runner.stop_state.signal is not None:
+            runner.stop_state.forced = True
             raise KeyboardInterrupt
+        runner.stop(signum)
         loop.call_soon_threadsafe(task.cancel)
 
-    return signal.signal(signal.SIGINT, on_sigint)
+    return {signum: signal.signal(signum, on_signal) for signum in STOP_SIGNALS}
 
 
-def _restore_sigint(previous: Any) -> None:
-    if previous is not None:
-        signal.signal(signal.SIGINT, previous)
+def _restore_signals(previous: dict[int, Any]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
 
 
 def with_overrides(scenario: Scenario, **changes: Any) -> Scenario:

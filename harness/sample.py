@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import SampleError
 from harness.expectation import Expectation
-from tracing.records import InvalidToolCall, ToolCall
+from tracing.records import InvalidToolCall, ToolCall, content_text
 
 if TYPE_CHECKING:
     from tracing.callback import ToolCallRecorder
@@ -156,13 +156,13 @@ def _requested_calls(message: Any) -> list[Any] | None:
 
 
 def _final_answer(messages: Sequence[Any]) -> Any:
-    """The content of the last assistant message that asked for no tool."""
+    """The content of the last assistant message that asked for no tool (blocks as text)."""
     for message in reversed(messages):
         if _message_role(message) not in ("ai", "assistant"):
             continue
         if _requested_calls(message):
             return None
         if isinstance(message, Mapping):
-            return message.get("content")
-        return getattr(message, "content", None)
+            return content_text(message.get("content"))
+        return content_text(getattr(message, "content", None))
     return None

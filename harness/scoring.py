@@ -15,6 +15,7 @@ from typing import Any
 from harness.result import CheckResult, ErrorInfo, ErrorPhase, RunResult, ScenarioResult, Status
 from harness.sample import Sample
 from harness.scenarios import Scenario
+from harness.text import shorten
 from tracing.records import ToolCall
 
 
@@ -60,8 +61,11 @@ def run_checks(scenario: Scenario, sample: Sample) -> tuple[CheckResult, ...]:
     checks: list[CheckResult] = []
     if scenario.forbid:
         checks.append(check_forbid(scenario.forbid, calls))
+    for agent, forbidden in getattr(scenario, "agent_forbid", ()):
+        # expect: {agents: {name: {forbid: [...]}}}: only that agent's calls count.
+        checks.append(check_forbid(forbidden, calls_in_agent(calls, agent)))
     if scenario.no_errors:
-        checks.append(check_no_errors(calls))
+        checks.append(check_no_errors(calls, retries=getattr(scenario, "no_errors_retries", True)))
     if scenario.has_output:
         checks.append(check_output(scenario.output, sample.output))
     return tuple(checks)
@@ -80,23 +84,47 @@ def check_forbid(forbidden: Sequence[str], calls: Sequence[ToolCall]) -> CheckRe
     )
 
 
-def check_no_errors(calls: Sequence[ToolCall]) -> CheckResult:
-    """Fail when any executed call ended with status ``error``."""
-    bad = tuple(index for index, call in enumerate(calls) if call.status == "error")
+def calls_in_agent(calls: Sequence[ToolCall], agent: str) -> list[ToolCall]:
+    """The calls made in one agent (a path, its last segments, or a glob)."""
+    from harness.expectation import agent_matches
+
+    return [call for call in calls if agent_matches(agent, call.agent)]
+
+
+def check_no_errors(calls: Sequence[ToolCall], *, retries: bool = True) -> CheckResult:
+    """Fail when any executed call's last attempt failed (``retries=False``: any attempt).
+
+    A call the agent retried until it worked has status ``ok`` and passes by default
+    (docs/metrics.md, "Call statuses").
+    """
+    bad = tuple(
+        index
+        for index, call in enumerate(calls)
+        if call.status == "error" or (not retries and call.failed_attempts)
+    )
     if not bad:
         return CheckResult("no_errors", True, "every executed call succeeded")
-    shown = "; ".join(f"#{i + 1} {calls[i].describe()} failed: {calls[i].error}" for i in bad[:3])
+    shown = "; ".join(
+        f"#{i + 1} {calls[i].describe()} failed: {_failure(calls[i])}" for i in bad[:3]
+    )
     more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
     return CheckResult("no_errors", False, f"tool error: {shown}{more}", "tool_error", bad)
 
 
+def _failure(call: ToolCall) -> str | None:
+    """The call's error, or (a retried call that then worked) its first failed attempt's."""
+    if call.error is not None or call.status == "error":
+        return call.error
+    return next((a.error for a in call.attempts if a.status == "error"), None)
+
+
 def check_output(pattern: Any, output: Any) -> CheckResult:
-    """Compare the final answer with a literal or a matcher (DESIGN §3 semantics)."""
+    """Compare the final answer with a literal or a matcher (docs/metrics.md#values)."""
     from harness.values import describe_pattern, match_value
 
     if match_value(pattern, output):
         return CheckResult("output", True, "final answer matches")
-    shown = output if not isinstance(output, str) or len(output) <= 200 else output[:199] + "…"
+    shown = shorten(output, 200) if isinstance(output, str) else output
     return CheckResult(
         "output",
         False,

@@ -71,7 +71,8 @@ def test_keyword_selects_and_no_match_is_a_usage_error(
 ) -> None:
     assert main(["run", str(BASIC), "-k", "ADDS"]) == 0
     assert "1 passed" in capsys.readouterr().out
-    assert main(["run", str(BASIC), "-k", "nothing-like-this"]) == 2
+    # nothing selected exits 5, as in pytest (it was 2, a usage error, before issue 15)
+    assert main(["run", str(BASIC), "-k", "nothing-like-this"]) == 5
     assert "no scenarios matching -k 'nothing-like-this'" in capsys.readouterr().err
 
 
@@ -79,9 +80,10 @@ def test_configuration_errors_exit_2_and_list_every_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     good = write_suite(tmp_path, PASSING)
-    assert main(["run", str(good), str(BAD)]) == 2
-    captured = capsys.readouterr()
     bad_files = sorted(BAD.glob("*.yaml"))
+    # named one by one: under a folder, the files that are not suites at all are passed over
+    assert main(["run", str(good), *map(str, bad_files)]) == 2
+    captured = capsys.readouterr()
     for file in bad_files:
         assert file.name in captured.err
     assert "unknown metric 'tool_call_acuracy' — did you mean 'tool_call_accuracy'?" in captured.err
@@ -192,3 +194,33 @@ def test_html_report_flag_writes_the_file(tmp_path: Path) -> None:
     page = tmp_path / "out" / "r.html"
     assert main(["run", str(suite), "--html", str(page)]) == 0
     assert "<html" in page.read_text("utf-8").lower()
+
+
+def test_one_list_of_reporters_and_a_broken_one_does_not_stop_the_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rich.console import Console
+
+    from harness.cli import ReportOptions, build_reporters
+    from harness.report.console import ConsoleReporter
+    from harness.report.json_report import JsonReporter
+    from harness.report.junit import JunitReporter
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    failed: list[str] = []
+    options = ReportOptions(
+        Console(),
+        json_path=str(blocker / "r.json"),  # its folder is a file: cannot be created
+        junit_xml=str(tmp_path / "r.xml"),
+    )
+    reporters = build_reporters(options, lambda path, exc: failed.append(str(path)))
+    assert [type(r) for r in reporters] == [ConsoleReporter, JunitReporter]
+    assert failed == [str(blocker / "r.json")]
+    assert JsonReporter not in {type(r) for r in reporters}
+    suite = write_suite(tmp_path, PASSING)
+    argv = ["run", str(suite), "--json", str(blocker / "r.json"), "--junit-xml"]
+    assert main([*argv, str(tmp_path / "r.xml")]) == 0
+    captured = capsys.readouterr()
+    assert f"cannot write report {blocker / 'r.json'}" in captured.err
+    assert f"report written: {tmp_path / 'r.xml'}" in captured.out

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
+from harness.demo import calculator, orders, travel
 from harness.models import DemoChatModel, make_model
-from scenarios.agents import calculator, orders, travel
 
 
 def run(agent: Any, text: str) -> tuple[list[tuple[str, dict[str, Any]]], list[ToolMessage], str]:

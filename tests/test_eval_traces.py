@@ -364,3 +364,26 @@ def test_cli_reports_every_trace_while_console_and_html_show_the_sample(
     assert "1 more failed or errored not shown here" in out
     assert "9 more not shown" in out  # the table caption counts what the sample left out
     assert "8 passed, 4 failed" in out
+
+
+def test_streamed_report_head_is_masked_with_the_runs_redactor(tmp_path: Path) -> None:
+    """A ``--redact`` key's value in a warning is masked in the streamed head, as write_json does.
+
+    Regression: the redactor reached the JSON writer's constructor but not its ``close``, so
+    the head (warnings, written last) was scrubbed with the default key list only.
+    """
+    secret = "4111-2222-3333"
+    bad_span = {**_tool(2, 2, 1, "get_order", order_id=9), "traceId": secret}
+    traces = _collector_file(
+        tmp_path,
+        _line(_tool(1, 2, 1, "get_order", order_id=8, card=secret), _root(1, "lookup")),
+        _line(bad_span),
+    )
+    report, junit = tmp_path / "r.json", tmp_path / "r.xml"
+    argv = ["eval-traces", str(traces), "--scenarios", str(_suite(tmp_path)), "--redact", "card"]
+    assert main([*argv, "--json", str(report), "--junit-xml", str(junit)]) == 1
+    data = _report(report)
+    (warning,) = data["warnings"]
+    assert "traceId" in warning and "***" in warning  # the unreadable span's line, masked
+    assert data["scenarios"][0]["runs"][0]["tool_calls"][0]["args"]["card"] == "***"
+    assert secret not in report.read_text("utf-8") and secret not in junit.read_text("utf-8")

@@ -20,8 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.metrics.base import Details, Issue, Pair, Score
-from harness.redaction import Redactor
-from harness.report.html import render_html, write_html
+from harness.redaction import Redactor, Scrubber
+from harness.report.base import Reporter, ReportFeed
+from harness.report.html import HtmlReporter, render_html, render_page, write_html
+from harness.report.view import scenario_view, suite_view
 from harness.result import (
     STATUSES,
     CheckResult,
@@ -272,6 +274,33 @@ def test_filter_data_is_escaped_in_attributes(page: str) -> None:
     assert 'data-search="html::&lt;img src=x onerror=alert(2)&gt; in a name' in page
 
 
+ASSETS = Path(__file__).parent.parent / "harness" / "report" / "assets"
+
+
+def _element(page: str, tag: str) -> str:
+    return page[page.index(f"<{tag}>") + len(tag) + 2 : page.index(f"</{tag}>")]
+
+
+def test_page_inlines_the_asset_files_and_hashes_the_script_file(page: str) -> None:
+    """The CSS and JS come from report/assets/ verbatim; the CSP allows that file's hash."""
+    script = (ASSETS / "report.js").read_bytes()
+    assert _element(page, "script").encode() == script
+    assert _element(page, "style").encode() == (ASSETS / "report.css").read_bytes()
+    digest = base64.b64encode(hashlib.sha256(script).digest()).decode()
+    assert f"sha256-{digest}" in page
+    assert "${" not in page  # every placeholder of page.html was filled
+
+
+@pytest.mark.parametrize("name", ["report.css", "report.js", "page.html"])
+def test_assets_cannot_break_out_of_their_element(name: str) -> None:
+    """Inlined raw, an asset must not end its element early nor carry CRLF (hash drift)."""
+    data = (ASSETS / name).read_bytes()
+    assert b"\r" not in data
+    if name != "page.html":
+        assert not re.search(rb"</(?:script|style)", data, re.IGNORECASE)
+        assert not re.search(rb"https?:|@import|url\(", data, re.IGNORECASE)
+
+
 _TEXT = st.text(min_size=1, max_size=40).filter(lambda s: s.strip() != "***")
 
 
@@ -438,3 +467,71 @@ def test_write_html_survives_unencodable_text(tmp_path: Path) -> None:
     scenario = ScenarioResult("s", "n", "f", 1, "passed", (RunResult(0, True, sample),))
     write_html(SuiteResult(scenarios=(scenario,)), tmp_path / "r.html")
     assert "half a pair \ufffd and a NUL \ufffd" in (tmp_path / "r.html").read_text("utf-8")
+
+
+# --- the reporter --------------------------------------------------------------------------
+
+
+def _scenario(name: str, passed: bool) -> ScenarioResult:
+    run = RunResult(0, passed, Sample(input=name, tool_calls=[ToolCall("add", {"a": 1})]))
+    return ScenarioResult("s", name, "f.yaml", 1, "passed" if passed else "failed", (run,))
+
+
+def test_reporter_streams_a_bounded_sample_and_counts_the_rest(tmp_path: Path) -> None:
+    """Fed one result at a time (eval-traces), it keeps ``keep`` views, failures first."""
+    target = tmp_path / "out" / "report.html"
+    reporter: Reporter = HtmlReporter(target, keep=1)
+    feed = ReportFeed.for_stream([reporter])
+    results = (_scenario("first", True), _scenario("broken", False), _scenario("last", True))
+    for one in results:
+        feed.add(one)
+    assert not target.exists()  # nothing is written before close
+    assert feed.close(SuiteResult(scenarios=results)) == [target]
+    page = target.read_text(encoding="utf-8")
+    assert [attrs["data-status"] for attrs in cards(page)] == ["failed"]
+    assert "Showing 1 of 3 results" in page and "2 more not shown (2 passed)" in page
+    assert 'data-count="passed"><span class="n">2<' in page
+    assert '<span class="more">+2 not shown</span>' not in page  # the passed group is empty
+
+
+def test_aborted_reporter_writes_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+    reporter = HtmlReporter(target)
+    feed = ReportFeed.for_suite([reporter], SuiteResult(scenarios=(_scenario("a", False),)))
+    feed.add(_scenario("a", False))
+    feed.abort()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_page_shows_what_the_view_holds_and_masks_nothing_itself() -> None:
+    """Redaction is the view's: a view built without keys shows the secret, a mask is its own."""
+    call = ToolCall("login", {"password": "pw-4455", "user": "ada"})
+    suite = SuiteResult(
+        scenarios=(
+            ScenarioResult(
+                "s",
+                "n",
+                "f",
+                1,
+                "failed",
+                (RunResult(0, False, Sample(tool_calls=[call], output="used pw-4455")),),
+            ),
+        )
+    )
+
+    def page_with(redactor: Redactor) -> str:
+        scrubber = Scrubber.for_suite(redactor, suite)
+        views = [scenario_view(s, scrubber) for s in suite.scenarios]
+        return render_page(views, suite_view(suite, scrubber))
+
+    unmasked = page_with(Redactor(()))
+    assert unmasked.count("pw-4455") == 2  # the argument and the final answer
+    masked = page_with(Redactor(["password"], mask="[hidden]"))
+    assert "pw-4455" not in masked
+    assert '<span class="masked">&#x27;[hidden]&#x27;</span>' in masked
+    assert "used [hidden]" in masked and "<code>[hidden]</code>" in masked  # footer: view's mask
+
+
+def test_write_html_returns_the_path_it_wrote(tmp_path: Path) -> None:
+    target = tmp_path / "r.html"
+    assert write_html(SuiteResult(), target) == target

@@ -5,13 +5,25 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import re
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.matching import Matching, best_assignment, max_matching, ordered_alignment
+from harness.matching import (
+    Matching,
+    _hungarian,
+    best_assignment,
+    max_matching,
+    ordered_alignment,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # A small bipartite graph: (n_expected, n_actual, set of compatible (i, j) cells).
 Graph = tuple[int, int, frozenset[tuple[int, int]]]
@@ -237,6 +249,159 @@ def test_best_assignment_rejects_non_finite_weight() -> None:
         best_assignment([0], [0, 1], lambda e, a: math.nan if a == 1 else 0.0)
     with pytest.raises(TypeError, match="returned 'high'"):
         best_assignment([0], [0], lambda e, a: "high")  # type: ignore[arg-type,return-value]
+
+
+# --------------------------------------------------------- the Hungarian solver (no scipy)
+
+small_costs_st = st.sampled_from([-3.0, -1.0, 0.0, 0.0, 1.0, 2.5])  # repeats: many ties
+
+
+@st.composite
+def cost_matrices(draw: st.DrawFn, max_side: int = 6) -> list[list[float]]:
+    """A rows <= columns cost matrix of small values, so equal-cost answers are common."""
+    n = draw(st.integers(1, max_side))
+    m = draw(st.integers(n, max_side))
+    return [[draw(small_costs_st) for _ in range(m)] for _ in range(n)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(cost_matrices())
+def test_hungarian_equals_brute_force(cost: list[list[float]]) -> None:
+    n, m = len(cost), len(cost[0])
+    columns = _hungarian(cost)
+    assert len(columns) == n and len(set(columns)) == n and all(0 <= j < m for j in columns)
+    brute = min(
+        sum(cost[i][j] for i, j in enumerate(choice))
+        for choice in itertools.permutations(range(m), n)
+    )
+    assert math.isclose(sum(cost[i][j] for i, j in enumerate(columns)), brute, abs_tol=1e-9)
+
+
+def test_hungarian_constant_matrix_is_the_identity() -> None:
+    # The tie rule at its plainest: first expectation with first call, and so on.
+    assert _hungarian([[0.0] * 5 for _ in range(3)]) == [0, 1, 2]
+    assert best_assignment(range(4), range(4), lambda i, j: 1.0).pairs == tuple(
+        (i, i) for i in range(4)
+    )
+
+
+# Components past the enumeration where several best assignments exist, each with the one that
+# scipy's linear_sum_assignment chose when the engine used it (not the lexicographically first
+# optimum: these are the cases where the two differ). The Hungarian solver must keep them, so
+# reports of tied pairings do not change.
+SCIPY_TIE_CASES: list[tuple[list[list[float | None]], list[tuple[int, int]]]] = [
+    (
+        [[0.0, 1.0, 0.0, None], [None, 1.0, 1.0, None], [0.0, None, 1.0, 0.0]],
+        [(0, 1), (1, 2), (2, 0)],
+    ),
+    (
+        [
+            [1.0, None, 1.0, 1.0],
+            [None, 0.0, 1.0, None],
+            [0.0, None, None, 1.0],
+            [None, 0.0, 1.0, 1.0],
+        ],
+        [(0, 0), (1, 2), (2, 3), (3, 1)],
+    ),
+    ([[None, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, None, 1.0]], [(0, 2), (1, 1), (2, 0)]),
+    (
+        [
+            [0.0, 0.0, 1.0, None, 1.0],
+            [1.0, None, None, None, 0.0],
+            [0.0, None, None, 1.0, None],
+            [1.0, None, 1.0, 0.0, None],
+            [1.0, 0.0, None, 1.0, 1.0],
+        ],
+        [(0, 4), (1, 0), (2, 3), (3, 2), (4, 1)],
+    ),
+    (
+        [
+            [None, 0.0, None, 0.0, 1.0],
+            [None, 0.0, None, None, 1.0],
+            [1.0, None, None, 1.0, 1.0],
+            [0.0, None, 1.0, None, 0.0],
+        ],
+        [(0, 4), (1, 1), (2, 0), (3, 2)],
+    ),
+    (
+        [[0.0, 0.0, None], [None, 0.0, 1.0], [1.0, 1.0, 0.0], [None, 0.0, 0.0], [0.0, 0.0, 1.0]],
+        [(1, 1), (2, 0), (4, 2)],
+    ),
+    (
+        [[0.0, None, 1.0, 0.0, None], [None, None, 0.0, None, 1.0], [0.0, None, 1.0, 0.0, 0.0]],
+        [(0, 2), (1, 4), (2, 0)],
+    ),
+    (
+        [
+            [1.0, None, 1.0, 1.0],
+            [0.0, 0.0, None, 0.0],
+            [1.0, 0.0, 1.0, 0.0],
+            [1.0, 1.0, None, 1.0],
+            [None, None, None, None],
+        ],
+        [(0, 0), (1, 3), (2, 2), (3, 1)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("grid", "chosen"), SCIPY_TIE_CASES)
+def test_ties_fall_as_they_did_with_scipy(
+    grid: list[list[float | None]], chosen: list[tuple[int, int]]
+) -> None:
+    n, m = _grid_shape(grid)
+    assert list(best_assignment(range(n), range(m), lambda i, j: grid[i][j]).pairs) == chosen
+
+
+def _scipy_bonus_assignment(grid: list[list[float | None]]) -> list[tuple[int, int]]:
+    """How best_assignment solved a component with scipy before (same cardinality bonus)."""
+    np = pytest.importorskip("numpy")
+    optimize = pytest.importorskip("scipy.optimize")
+    n, m = _grid_shape(grid)
+    largest = max((abs(w) for row in grid for w in row if w is not None), default=0.0)
+    bonus = 2.0 * min(n, m) * largest + 1.0
+    cost = np.zeros((n, m))
+    for i, row in enumerate(grid):
+        for j, w in enumerate(row):
+            if w is not None:
+                cost[i, j] = -(bonus + w)
+    rows, cols = optimize.linear_sum_assignment(cost)
+    return [(int(i), int(j)) for i, j in zip(rows, cols, strict=True) if grid[i][j] is not None]
+
+
+@settings(max_examples=300, deadline=None)
+@given(weight_grids(max_side=8))
+def test_best_assignment_equals_scipy_where_installed(grid: list[list[float | None]]) -> None:
+    # scipy is no dependency: this runs only where it happens to be installed (e.g. .venv-bench).
+    n, m = _grid_shape(grid)
+    if n < 3 or m < 3:
+        return  # smaller components never went to scipy
+    result = best_assignment(range(n), range(m), lambda i, j: grid[i][j])
+    assert list(result.pairs) == _scipy_bonus_assignment(grid)
+
+
+@settings(max_examples=300, deadline=None)
+@given(cost_matrices(max_side=8))
+def test_hungarian_equals_linear_sum_assignment_where_installed(cost: list[list[float]]) -> None:
+    np = pytest.importorskip("numpy")
+    optimize = pytest.importorskip("scipy.optimize")
+    _, cols = optimize.linear_sum_assignment(np.array(cost))
+    assert _hungarian(cost) == [int(j) for j in cols]
+
+
+def test_the_package_needs_neither_scipy_nor_numpy() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = project["optional-dependencies"].values()
+    declared = [*project["dependencies"], *(r for extra in extras for r in extra)]
+    assert not [r for r in declared if re.match(r"(scipy|numpy)\b", r, re.I)], declared
+    code = (
+        "import sys, harness.matching, harness.metrics\n"
+        "from harness.matching import best_assignment\n"
+        "best_assignment(range(4), range(4), lambda i, j: float(i == j))\n"
+        "print(sorted(m for m in ('scipy', 'numpy') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 # -------------------------------------------------------------------------- ordered_alignment

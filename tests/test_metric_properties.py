@@ -12,6 +12,7 @@ from harness import Sample, SampleError, ToolCall
 from harness.metrics import (
     Metric,
     NoUnexpectedToolCalls,
+    RagasToolCallF1,
     ToolArgumentCorrectness,
     ToolCallAccuracy,
     ToolCallF1,
@@ -161,7 +162,7 @@ def test_calls_compared_with_themselves_score_one(actual: list[ToolCall]) -> Non
         score = evaluate(metric, actual, actual)
         if score is None:
             continue
-        if isinstance(metric, ToolCallF1) and metric.compat == "ragas" and not actual:
+        if isinstance(metric, RagasToolCallF1) and metric.compat == "ragas" and not actual:
             assert score.value == 0.0  # rule 21: both empty is 0.0 in Ragas's F1
             continue
         assert math.isclose(score.value, 1.0), (metric.name, score.reason)

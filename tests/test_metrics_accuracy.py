@@ -1,4 +1,4 @@
-"""ToolCallAccuracy, NoUnexpectedToolCalls and ToolCallOrder (DESIGN §5 items 1-3)."""
+"""ToolCallAccuracy, NoUnexpectedToolCalls and ToolCallOrder (docs/metrics.md, Metrics)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ToolArgumentCorrectness (DESIGN §5 item 4) beyond the seed examples."""
+"""ToolArgumentCorrectness (docs/metrics.md, tool_argument_correctness) beyond the seed examples."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ToolCallF1 (DESIGN §5 item 7), and compat="ragas" against reference rules 18-23."""
+"""ToolCallF1 (docs/metrics.md, tool_call_f1), and compat="ragas" against reference rules 18-23."""
 
 from __future__ import annotations
 

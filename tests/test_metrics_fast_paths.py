@@ -1,4 +1,7 @@
-"""The metrics' counting fast paths give exactly what the matching engine gives (DESIGN §4, §5)."""
+"""The metrics' counting fast paths give exactly what the matching engine gives.
+
+Semantics: docs/metrics.md, Matching.
+"""
 
 from __future__ import annotations
 

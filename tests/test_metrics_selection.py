@@ -1,4 +1,4 @@
-"""ToolSelectionAccuracy (DESIGN §5 item 5): tool names only, unordered F1 or ordered LCS."""
+"""ToolSelectionAccuracy (docs/metrics.md): tool names only, unordered F1 or ordered LCS."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ToolCallSequenceAccuracy (DESIGN §5 item 6), and compat="ragas" against the reference vectors.
+"""ToolCallSequenceAccuracy (docs/metrics.md), and compat="ragas" against the reference vectors.
 
 Tests named ``test_ragas_ruleN_*`` pin rule N of reference/ragas-tool-call-metrics.md.
 """

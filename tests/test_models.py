@@ -9,6 +9,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
+from harness.demo import calculator, orders, travel
 from harness.errors import HarnessError
 from harness.models import (
     PROVIDERS,
@@ -20,7 +21,6 @@ from harness.models import (
 from harness.models.demo import decide, tool_specs
 from harness.models.providers import init_provider_model
 from harness.models.scripted import ScriptedChatModel
-from scenarios.agents import calculator, orders, travel
 
 # --------------------------------------------------------------------------- make_model
 

@@ -39,7 +39,8 @@ def test_the_example_test_runs_and_passes_as_written(
     assert len(code.strip().splitlines()) <= 16  # "a few lines", as the section says
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     pytester.makepyfile(test_readme_example=code)
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # where the example's agent module lives
+    # No PYTHONPATH: the example's agent (harness.demo) comes with the installed package.
+    monkeypatch.delenv("PYTHONPATH", raising=False)
     result = pytester.runpytest_subprocess("-v")
     result.assert_outcomes(passed=1)
 
@@ -51,7 +52,7 @@ def test_the_example_fails_with_the_match_table_when_the_agent_is_wrong(
     assert wrong != example_code()
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     pytester.makepyfile(test_readme_example=wrong)
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.delenv("PYTHONPATH", raising=False)
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(

@@ -194,3 +194,56 @@ def test_text_precheck_never_skips_a_match(mapping: dict[str, str]) -> None:
     text = json.dumps(mapping, ensure_ascii=False)
     expected = {k: (MASK if REDACTOR.matches(k) else v) for k, v in mapping.items()}
     assert json.loads(REDACTOR.redact_text(text)) == expected
+
+
+# --- secrets in free text: one collector, one minimum length --------------------------------
+
+
+def _run_with(args: dict[str, Any], result: Any = None, expected: Any = None) -> Any:
+    from harness.result import RunResult
+    from harness.sample import Sample
+    from tracing.records import ToolCall
+
+    sample = Sample(
+        tool_calls=[ToolCall("login", args, result=result)],
+        expected_tool_calls=[expected] if expected is not None else [],
+    )
+    return RunResult(0, False, sample)
+
+
+def test_one_collector_finds_values_under_secret_keys_everywhere() -> None:
+    """Arguments, nested and JSON-text ones, results and expectations; numbers too."""
+    from harness.redaction import MIN_SECRET_LENGTH, collect_secrets
+
+    run = _run_with(
+        {
+            "user": "ada",
+            "token": "abc",
+            "pin": 4321,  # not a secret key
+            "nested": {"password": " hunter2 "},
+            "payload": '{"api_key": "sk-9", "to": "bob"}',
+            "access_token": 98765,
+            "apikey": "ab",  # shorter than the minimum: scrubbing it would garble text
+        },
+        result={"refresh_token": "r-77"},
+        expected={"name": "login", "args": {"secret": "exp-1"}},
+    )
+    assert MIN_SECRET_LENGTH == 3
+    assert collect_secrets([run], REDACTOR) == {"abc", "hunter2", "sk-9", "98765", "r-77", "exp-1"}
+    assert collect_secrets([run], Redactor([])) == frozenset()
+
+
+def test_scrubbers_share_the_rule_and_the_stream_remembers_for_the_summary() -> None:
+    from harness.redaction import Scrubber, StreamScrubber
+    from harness.result import ScenarioResult, SuiteResult
+
+    run = _run_with({"token": "abc-long", "password": "abc"})
+    scrubber = Scrubber.for_runs(REDACTOR, [run])
+    assert scrubber.secrets == ("abc-long", "abc")  # longest first: replaced whole
+    assert scrubber.text("sent abc-long then abc") == f"sent {MASK} then {MASK}"
+    assert scrubber.value({"token": "abc", "note": "x abc y"}) == {"token": MASK, "note": "x *** y"}
+    stream = StreamScrubber(REDACTOR)
+    scenario = ScenarioResult("s", "n", "f", 1, "failed", (run,))
+    assert set(stream.for_result(scenario).secrets) == set(scrubber.secrets)
+    empty = SuiteResult(warnings=("saw abc-long",))  # a sample that kept nothing
+    assert stream.for_summary(empty).text(empty.warnings[0]) == f"saw {MASK}"

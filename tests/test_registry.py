@@ -17,6 +17,8 @@ from harness.errors import MetricConfigError
 from harness.metrics import (
     Metric,
     NoUnexpectedToolCalls,
+    RagasToolCallAccuracy,
+    RagasToolCallF1,
     Score,
     ToolArgumentCorrectness,
     ToolCallAccuracy,
@@ -106,6 +108,89 @@ def test_bad_thresholds_are_rejected_at_construction(name: str, threshold: Any) 
 @pytest.mark.parametrize("threshold", [0, 0.0, 1, 1.0, 0.5])
 def test_thresholds_on_and_inside_the_bounds_are_accepted(threshold: float) -> None:
     assert ToolCallF1(threshold=threshold).threshold == float(threshold)
+
+
+# Every metric class, the Ragas ones included, with a non-default option to pass alongside.
+ALL_CLASSES: list[tuple[type[Any], dict[str, Any]]] = [
+    (ToolCallAccuracy, {}),
+    (NoUnexpectedToolCalls, {}),
+    (ToolCallOrder, {}),
+    (ToolArgumentCorrectness, {"strict": True}),
+    (ToolSelectionAccuracy, {"ordered": True}),
+    (ToolCallSequenceAccuracy, {"order": "flexible"}),
+    (ToolCallF1, {}),
+    (RagasToolCallAccuracy, {"order": "flexible"}),
+    (RagasToolCallF1, {}),
+]
+
+
+@pytest.mark.parametrize(("cls", "options"), ALL_CLASSES, ids=lambda c: getattr(c, "__name__", ""))
+def test_every_metric_takes_its_threshold_positionally(
+    cls: type[Any], options: dict[str, Any]
+) -> None:
+    # Seed 002 writes `new ToolArgumentCorrectness(0.8)`; positional was a TypeError before.
+    positional = cls(0.25, **options)
+    keyword = cls(threshold=0.25, **options)
+    assert positional.threshold == keyword.threshold == 0.25
+    for option, value in options.items():
+        assert getattr(positional, option) == value
+    sample = Sample(tool_calls=[ToolCall.of("f", x=1)], expected_tool_calls=[ToolCall.of("f")])
+    assert positional.evaluate(sample) == keyword.evaluate(sample)
+    with pytest.raises(MetricConfigError, match="threshold must be within") as info:
+        cls(1.5, **options)
+    assert (info.value.option, info.value.value) == ("threshold", 1.5)
+    assert info.value.metric == cls.name
+
+
+def test_only_the_threshold_is_positional() -> None:
+    with pytest.raises(TypeError):
+        ToolArgumentCorrectness(0.8, True)  # type: ignore[call-arg]
+
+
+def test_compat_ragas_builds_the_ragas_classes_under_the_native_names() -> None:
+    # Typed as the native class (mypy ignores what __new__ returns); the Metric protocol holds.
+    sequence: Any = ToolCallSequenceAccuracy(0.5, order="flexible", compat="ragas")
+    assert type(sequence) is RagasToolCallAccuracy
+    assert (sequence.threshold, sequence.order, sequence.comparator) == (0.5, "flexible", "exact")
+    assert (sequence.name, sequence.compat) == ("tool_call_sequence_accuracy", "ragas")
+    f1: Any = ToolCallF1(threshold=0.5, compat="ragas")
+    assert type(f1) is RagasToolCallF1
+    assert (f1.name, f1.threshold, f1.compat) == ("tool_call_f1", 0.5, "ragas")
+    # The registry maps the option the same way, and the native classes keep compat=None.
+    assert type(get_metric("tool_call_f1", compat="ragas")) is RagasToolCallF1
+    built: Any = get_metric("tool_call_sequence_accuracy", compat="ragas", comparator="similarity")
+    assert type(built) is RagasToolCallAccuracy
+    assert built.comparator == "similarity"
+    assert type(get_metric("tool_call_f1", compat=None)) is ToolCallF1
+    assert ToolCallF1().compat is None and ToolCallSequenceAccuracy().compat is None
+
+
+def test_compat_ragas_in_yaml_builds_the_ragas_classes(tmp_path: Path) -> None:
+    from harness.scenarios import load_paths
+
+    agent = Path(__file__).parent / "fixtures" / "fixture_agent.py"
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        textwrap.dedent(
+            f"""
+            agent: {agent}:build
+            model: {{provider: scripted}}
+            scenarios:
+              - name: one
+                input: hi
+                script: [{{content: done}}]
+                expect: {{tool_calls: []}}
+                metrics:
+                  tool_call_f1: {{threshold: 0.5, compat: ragas}}
+                  tool_call_sequence_accuracy: {{compat: ragas, order: flexible}}
+            """
+        ),
+        encoding="utf-8",
+    )
+    (loaded,) = load_paths([suite])
+    f1, sequence = loaded.scenarios[0].metrics
+    assert type(f1) is RagasToolCallF1 and f1.threshold == 0.5
+    assert type(sequence) is RagasToolCallAccuracy and sequence.order == "flexible"
 
 
 class ConstantMetric:

@@ -12,9 +12,9 @@ from rich.console import Console
 
 from harness.report import match_rows, render_match_table
 from harness.report.console import render_console
-from harness.report.json_report import render_json, write_json
+from harness.report.json_report import SCHEMA_VERSION, render_json, write_json
 from harness.report.junit import write_junit
-from harness.result import SCHEMA_VERSION, SuiteResult
+from harness.result import SuiteResult
 from harness.runner import RunOptions, run_scenarios
 from harness.scenarios import load_file
 
@@ -184,15 +184,19 @@ def test_stream_scrubber_remembers_secrets_of_earlier_results(result: SuiteResul
     """A secret seen under a redacted key in one result is scrubbed from a later one's text."""
     from dataclasses import replace
 
-    from harness.report.json_report import StreamScrubber
+    from harness.redaction import StreamScrubber
+    from harness.report.json_report import scenario_dict
 
     stream = StreamScrubber()
     stream.for_result(result.scenarios[1])  # its lookup call carries api_key=sk-123
     later = replace(result.scenarios[0], reasons=("the agent echoed sk-123 back",))
-    assert later.to_dict(stream.for_result(later))["reasons"] == ["the agent echoed *** back"]
+    assert scenario_dict(later, stream.for_result(later))["reasons"] == [
+        "the agent echoed *** back"
+    ]
 
 
 def test_result_sample_prefers_what_did_not_pass(result: SuiteResult) -> None:
+    from harness.report.json_report import suite_dict
     from harness.result import ResultSample
 
     passed, failed, xfailed, error = result.scenarios
@@ -204,14 +208,14 @@ def test_result_sample_prefers_what_did_not_pass(result: SuiteResult) -> None:
     summary = SuiteResult(scenarios=sample.scenarios, omitted=sample.omitted)
     assert summary.counts == {"passed": 3, "failed": 1, "error": 1, "xfailed": 1, "xpassed": 0}
     assert summary.total == 6 and summary.omitted_total == 4 and not summary.ok
-    assert summary.to_dict()["omitted"] == {
+    assert suite_dict(summary)["omitted"] == {
         "passed": 3,
         "failed": 0,
         "error": 0,
         "xfailed": 1,
         "xpassed": 0,
     }
-    assert "omitted" not in result.to_dict()
+    assert "omitted" not in suite_dict(result)
     assert ResultSample(None).limit is None
     with pytest.raises(ValueError, match="limit=-1"):
         ResultSample(-1)
@@ -231,14 +235,15 @@ def test_stream_scrubber_always_masks_a_results_own_secrets(result: SuiteResult)
     """However many secrets came before, a result's own are scrubbed from its own text."""
     from dataclasses import replace
 
+    from harness import redaction
     from harness.metrics.base import Score
-    from harness.report import json_report
+    from harness.report.json_report import scenario_dict
     from harness.result import RunResult
     from harness.sample import Sample
     from tracing.records import ToolCall
 
-    stream = json_report.StreamScrubber()
-    for index in range(json_report._REMEMBERED_SECRETS + 10):  # fill the memory with long ones
+    stream = redaction.StreamScrubber()
+    for index in range(redaction._REMEMBERED_SECRETS + 10):  # fill the memory with long ones
         call = ToolCall("auth", {"token": f"a-long-remembered-secret-{index:04d}"})
         run = RunResult(0, True, Sample(tool_calls=[call]))
         stream.for_result(replace(result.scenarios[0], runs=(run,)))
@@ -246,6 +251,150 @@ def test_stream_scrubber_always_masks_a_results_own_secrets(result: SuiteResult)
     score = Score("tool_call_accuracy", 0.0, 1.0, False, "called auth with tok-9")
     run = RunResult(0, False, Sample(tool_calls=[call]), scores=(score,))
     own = replace(result.scenarios[1], runs=(run,), reasons=("tok-9 leaked",))
-    data = own.to_dict(stream.for_result(own))
+    data = scenario_dict(own, stream.for_result(own))
     assert data["reasons"] == ["*** leaked"]
     assert data["runs"][0]["scores"][0]["reason"] == "called auth with ***"
+
+
+# --- one view model, one redaction rule ---------------------------------------------------
+
+
+def _secret_result(secret: str) -> SuiteResult:
+    """A failed run whose call carries ``secret`` under a secret key, echoed in free text."""
+    from harness.metrics.base import Score
+    from harness.result import ErrorInfo, RunResult, ScenarioResult
+    from harness.sample import Sample
+    from tracing.records import ToolCall
+
+    call = ToolCall("login", {"user": "ada", "token": secret}, result=f"welcome {secret}")
+    sample = Sample(
+        tool_calls=[call],
+        expected_tool_calls=[{"name": "login", "args": {"user": "bob"}}],
+        output=f"I used {secret} to log in",
+    )
+    score = Score("tool_call_accuracy", 0.0, 1.0, False, f"login sent {secret}")
+    error = ErrorInfo("E", f"bad token {secret}", f"Traceback: {secret}")
+    run = RunResult(0, False, sample, scores=(score,), error=error)
+    scenario = ScenarioResult("s", "n", "f.yaml", 1, "error", (run,), reasons=(f"{secret} leaked",))
+    return SuiteResult(scenarios=(scenario,), warnings=(f"saw {secret}",))
+
+
+def test_a_three_character_secret_is_scrubbed_from_every_report() -> None:
+    """One collector, one minimum length: console, JSON, JUnit and HTML mask the same."""
+    from harness.redaction import MIN_SECRET_LENGTH
+    from harness.report.html import render_html
+    from harness.report.junit import render_junit
+
+    secret = "Q7z"
+    assert len(secret) == MIN_SECRET_LENGTH
+    result = _secret_result(secret)
+    console = Console(record=True, width=200, color_system=None)
+    render_console(result, console)
+    reports = {
+        "console": console.export_text(),
+        "json": render_json(result),
+        "junit": render_junit(result),
+        "html": render_html(result),
+    }
+    for name, text in reports.items():
+        assert secret not in text, name
+        assert "ada" in text or name == "console", name  # plain values are left alone
+    assert "*** leaked" in reports["console"] and "*** leaked" in reports["json"]
+
+
+def test_match_rows_follow_the_pairing_a_metric_recorded() -> None:
+    """The view pairs as the metric did; it computes a matching only when none was recorded."""
+    from harness.metrics.base import Details, Pair, Score
+    from harness.result import RunResult
+    from harness.sample import Sample
+    from tracing.records import ToolCall
+
+    calls = [ToolCall("add", {"a": 1}), ToolCall("add", {"a": 1})]
+    sample = Sample(tool_calls=calls, expected_tool_calls=[{"name": "add", "args": {"a": 1}}])
+    recorded = Details((Pair(0, 1),), (), (0,))
+    score = Score("custom", 1.0, 1.0, True, "paired the second call", recorded)
+    with_score = RunResult(0, True, sample, scores=(score,))
+    rows = [(r.verdict, r.expected_index, r.actual_index) for r in match_rows(with_score)]
+    assert rows == [("ok", 0, 1), ("unexpected", None, 0)]
+    computed = [
+        (r.verdict, r.expected_index, r.actual_index)
+        for r in match_rows(with_score.__class__(0, True, sample))
+    ]
+    assert computed == [("ok", 0, 0), ("unexpected", None, 1)]
+
+
+def test_view_rows_carry_structured_diffs_from_the_check_and_the_metrics(
+    result: SuiteResult,
+) -> None:
+    from harness.metrics.base import Details, Pair, Score
+    from harness.redaction import Scrubber
+    from harness.report.view import run_view
+    from harness.values import ABSENT, ArgDiff
+
+    run = result.scenarios[1].runs[0]
+    (wrong, missing, unexpected) = run_view(run, Scrubber()).rows
+    (diff,) = wrong.diffs
+    assert (diff.path, diff.code, diff.expected, diff.actual, diff.source) == (
+        "/b",
+        "wrong_args",
+        "3",
+        "4",
+        "",
+    )
+    assert diff.reason == "b=4, expected 3" and not diff.masked and diff.top == "b"
+    assert missing.diffs == () and unexpected.note is None
+    # a failing metric's diffs for the pair follow, under its name, one per (path, code)
+    same = ArgDiff("/b", 3, 4, "wrong_args", "b is 4")
+    extra = ArgDiff("/c", ABSENT, 5, "extra_arg", "c was not expected")
+    details = Details((Pair(0, 0, (same, extra)),), (1,), (1,))
+    strict = Score("strict_metric", 0.5, 1.0, False, "extra c", details)
+    scored = type(run)(0, False, run.sample, scores=(*run.scores, strict))
+    (row, *_) = run_view(scored, Scrubber()).rows
+    assert [(d.path, d.code, d.source) for d in row.diffs] == [
+        ("/b", "wrong_args", ""),
+        ("/c", "extra_arg", "strict_metric"),
+    ]
+    assert row.diffs[1].expected == "<absent>" and row.diffs[1].actual == "5"
+    assert "c was not expected" not in render_match_table(scored)  # the table: own diffs only
+
+
+def test_the_feed_builds_one_view_per_result_and_drops_a_broken_reporter(
+    result: SuiteResult,
+) -> None:
+    from harness.report.base import ReportFeed
+    from harness.report.view import ScenarioView, SuiteView
+
+    class Collect:
+        def __init__(self) -> None:
+            self.seen: list[ScenarioView] = []
+            self.summary: SuiteView | None = None
+
+        def add(self, view: ScenarioView) -> None:
+            self.seen.append(view)
+
+        def close(self, summary: SuiteView) -> None:
+            self.summary = summary
+
+        def abort(self) -> None:
+            raise AssertionError("not aborted")
+
+    class Broken(Collect):
+        aborted = False
+
+        def add(self, view: ScenarioView) -> None:
+            raise OSError(28, "No space left on device")
+
+        def abort(self) -> None:
+            self.aborted = True
+
+    first, second, broken = Collect(), Collect(), Broken()
+    failures: list[tuple[object, Exception]] = []
+    feed = ReportFeed.for_suite(
+        [first, broken, second], result, failed=lambda r, e: failures.append((r, e))
+    )
+    assert feed.run(result) == []
+    assert [v.id for v in first.seen] == [s.id for s in result.scenarios]
+    assert all(a is b for a, b in zip(first.seen, second.seen, strict=True))  # built once
+    assert first.summary is second.summary and first.summary is not None
+    assert first.summary.counts == result.counts and "sk-123" not in repr(first.seen)
+    assert broken.aborted and [r for r, _ in failures] == [broken]

@@ -212,7 +212,8 @@ def test_bad_order_value_suggests(tmp_path: Path) -> None:
 
 
 def test_every_error_of_every_file_is_collected() -> None:
-    messages = issues_of(BAD)
+    # named one by one: under a folder, the files that are not suites at all are passed over
+    messages = issues_of(*sorted(BAD.glob("*.yaml")))
     files = {m.split(":", 1)[0] for m in messages}
     assert len(files) == len(list(BAD.glob("*.yaml")))
     assert len(messages) >= len(files)

@@ -1,4 +1,7 @@
-"""Every example of the three seed documents as a test; where DESIGN differs, the name says why."""
+"""Every example of the three seed documents as a test; where we differ, the name says why.
+
+Our semantics: docs/metrics.md.
+"""
 
 from __future__ import annotations
 
@@ -142,7 +145,7 @@ def test_seed000_top_level_numbers_compare_by_value_nested_by_type() -> None:
 def test_seed000_no_expected_calls_raises() -> None:
     with pytest.raises(SampleError, match="no expected tool calls"):
         ToolCallAccuracy().evaluate(sample([C("get_weather", city="Berlin")], []))
-    with pytest.raises(ValueError):  # SampleError is a ValueError, as DESIGN requires
+    with pytest.raises(ValueError):  # SampleError is a ValueError, as docs/metrics.md requires
         ToolCallAccuracy().evaluate(sample([], []))
 
 
@@ -226,7 +229,7 @@ def test_seed002_strict_mode_fails_on_extra_arguments() -> None:
 
 def test_seed002_repeated_calls_pair_optimally_not_first_same_name_as_seed_code_does() -> None:
     # Seed 002's real code compares every expectation with the *first* GetOrder call, so this
-    # scores 0.5 there; DESIGN pairs one-to-one for the most correct arguments: 1.0.
+    # scores 0.5 there; docs/metrics.md pairs one-to-one for the most correct arguments: 1.0.
     expected = [C("GetOrder", orderId="1"), C("GetOrder", orderId="2")]
     actual = [C("GetOrder", orderId="2"), C("GetOrder", orderId="1")]
     score = ToolArgumentCorrectness().evaluate(sample(actual, expected))
@@ -331,7 +334,7 @@ def test_seed003_flexible_pairing_is_optimal_not_a_string_sort_v61() -> None:
 
 
 def test_seed003_default_comparator_is_equivalence_not_string_match_as_in_ragas() -> None:
-    # Seed 003 defaults to exact *string* match; DESIGN's default is §3 equivalence.
+    # Seed 003 defaults to exact *string* match; our default is value equivalence (docs/metrics.md).
     s = sample([C("f", n=1.0)], [C("f", n=1)])
     assert ToolCallSequenceAccuracy().evaluate(s).value == 1.0
     assert ToolCallSequenceAccuracy(comparator="string").evaluate(s).value == 0.0

@@ -5,11 +5,22 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from tracing.records import CallSource, CallStatus, InvalidToolCall, ToolCall, parse_arguments
+from tracing.records import (
+    RAW_ARGUMENTS_KEY,
+    Attempt,
+    AttemptStatus,
+    CallSource,
+    CallStatus,
+    InvalidToolCall,
+    ToolCall,
+    parse_arguments,
+)
 
 if TYPE_CHECKING:
     from tracing.callback import ToolCallRecorder
-    from tracing.exporter import SpanView, ToolCallSpanExporter, calls_from_spans
+    from tracing.capture import RecorderTurn, ToolCapture, capture_tool_calls
+    from tracing.exporter import ToolCallSpanExporter
+    from tracing.joining import calls_by_trace, calls_from_spans
     from tracing.otlp_json import (
         OtlpJsonError,
         OtlpJsonFileExporter,
@@ -18,16 +29,21 @@ if TYPE_CHECKING:
         iter_trace_calls,
         write_spans,
     )
+    from tracing.span_view import SpanView
     from tracing.spans import SpanEmitter
 
 # Imported on first use: the pytest plugin and the CLI import this package, and the OTel and
 # LangChain modules behind these names cost a noticeable part of a second to load.
 _LAZY = {
     "ToolCallRecorder": "tracing.callback",
+    "capture_tool_calls": "tracing.capture",
+    "ToolCapture": "tracing.capture",
+    "RecorderTurn": "tracing.capture",
     "SpanEmitter": "tracing.spans",
-    "SpanView": "tracing.exporter",
+    "SpanView": "tracing.span_view",
     "ToolCallSpanExporter": "tracing.exporter",
-    "calls_from_spans": "tracing.exporter",
+    "calls_by_trace": "tracing.joining",
+    "calls_from_spans": "tracing.joining",
     "OtlpJsonError": "tracing.otlp_json",
     "OtlpJsonFileExporter": "tracing.otlp_json",
     "OtlpJsonReader": "tracing.otlp_json",
@@ -37,18 +53,25 @@ _LAZY = {
 }
 
 __all__ = [
+    "RAW_ARGUMENTS_KEY",
+    "Attempt",
+    "AttemptStatus",
     "CallSource",
     "CallStatus",
     "InvalidToolCall",
     "OtlpJsonError",
     "OtlpJsonFileExporter",
     "OtlpJsonReader",
+    "RecorderTurn",
     "SpanEmitter",
     "SpanView",
     "ToolCall",
     "ToolCallRecorder",
     "ToolCallSpanExporter",
+    "ToolCapture",
+    "calls_by_trace",
     "calls_from_spans",
+    "capture_tool_calls",
     "iter_spans",
     "iter_trace_calls",
     "parse_arguments",

@@ -1,29 +1,43 @@
 """ToolCallRecorder: a LangChain callback handler that records every tool call of a run.
 
-What it records, and how:
+What it records, and how (the rules are the README's "Capture" section):
 
 * **Requested calls** come from the chat model's end event (``AIMessage.tool_calls``), in the
-  model's order. Each model turn bumps the turn counter of its scope.
+  model's order, then the calls LangChain could not parse (``invalid_tool_calls``: status
+  ``invalid``, the raw argument text under ``args["__raw__"]``, the parse error in ``error``).
+  Each model turn bumps the turn counter of its scope.
 * **Executions** come from ``on_tool_start`` / ``on_tool_end`` / ``on_tool_error``, keyed by
-  ``run_id`` (never by ``tool_call_id``, which can be missing or reused) and joined to the
-  requested call with the same ``tool_call_id`` in the same scope (oldest pending first).
-* **Errors** have four shapes: ``on_tool_error``; ``on_tool_end`` with a ``ToolMessage`` whose
-  ``status`` is ``"error"`` (a handled ``ToolException``, failed argument validation); a call to
-  a tool the agent lacks, which never starts and shows only as an error ``ToolMessage`` (status
+  ``run_id``, and joined to a waiting request: by ``tool_call_id`` (the keyword, or the id of a
+  whole ToolCall given as input), else, for an id-less execution (a hand-written tool node
+  calling ``tool.invoke(args)``, langchain-core before 1.0), by name and equal arguments. An
+  execution whose result names a requested id (its ``ToolMessage``) still joins that request.
+* **Attempts.** An execution of a call whose last attempt failed (same id, or same name and
+  arguments) is a retry: one call, one more entry in ``attempts``; the status is the last one's.
+* **Errors** have five shapes: ``on_tool_error``; ``on_tool_end`` with a ``ToolMessage`` whose
+  ``status`` is ``"error"`` (a handled ``ToolException``, failed argument validation), also
+  inside a ``Command(update={"messages": [...]})``; a call to a tool the agent lacks (or one a
+  reviewer rejected), which never starts and shows only as an error ``ToolMessage`` (status
   stays ``requested``, ``error`` holds that message); and a plain exception that fails the whole
   run, after which the recorder still holds everything it saw up to there.
+* **Pauses.** A ``GraphInterrupt`` is LangGraph pausing, not a failure: the tool that raised it
+  is ``interrupted``, and so is every call of the latest model turn still waiting when a node
+  raises it. A later run of the same thread (``thread_id``) resumes them: its executions join
+  the requests of the earlier runs, so a paused-then-resumed call is one call.
+* **Where.** ``node`` is the LangGraph node, ``agent`` the path of graphs the call ran in: the
+  top-level graph's name, each subgraph node of the checkpoint namespace, and, for an agent
+  used as a tool, that tool's name (``supervisor/research_agent``).
 
 Scopes. Every top-level run (a graph invoked by the caller, or a tool invoked directly) opens a
 scope; so does every tool run, for whatever runs inside it (an agent used as a tool). Requested
-calls are joined to executions only within one scope, so concurrent runs through one recorder
-never cross, even when providers reuse ids. Turns count per scope: an inner agent's turns start
-at 0 again.
+calls are joined to executions only within one scope, or across the top-level runs of one
+thread, so concurrent runs through one recorder never cross, even when providers reuse ids.
+Turns count per scope: an inner agent's turns start at 0 again.
 
 Order (``calls()``): top-level runs in the order they started; within a scope by turn, then the
 position in the model's request, then executions nobody requested (a tool invoked directly), in
 start order, after the requested calls of the same turn. The calls made inside a tool's run
-come right after that tool's own call (depth first). Never arrival order, which parallel tool
-execution scrambles.
+come right after that tool's own call (depth first). A call joined across runs of a thread
+stays where it was requested. Never arrival order, which parallel tool execution scrambles.
 """
 
 from __future__ import annotations
@@ -39,141 +53,52 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.runnables import RunnableConfig
 
-from tracing.events import event_name, is_error_message, reply_message, tool_outcome
-from tracing.records import CallStatus, InvalidToolCall, ToolCall, parse_arguments
+from tracing.call_tree import UNREQUESTED, CallEntry, CallScope, find_request, find_retry
+from tracing.events import (
+    agent_path,
+    content_text,
+    event_name,
+    graph_namespace,
+    invalid_requests,
+    is_error_message,
+    is_interrupt,
+    node_of,
+    reply_message,
+    thread_of,
+    tool_call_id_of,
+    tool_inputs,
+    tool_outcome,
+)
+from tracing.final_answer import STRUCTURED_RESPONSE_KEY, plain_structure, structured_call_ids
+from tracing.records import RAW_ARGUMENTS_KEY, InvalidToolCall, ToolCall, parse_arguments
 
 if TYPE_CHECKING:
     from harness.sample import ExpectationLike, Sample
+    from tracing.capture import RecorderTurn
 
 __all__ = ["ToolCallRecorder"]
 
-_UNREQUESTED = 1  # sorts executions nobody asked for after the requested calls of a turn
 
+class _Run:
+    """What the recorder keeps about an open LangChain run: its scope, node and place."""
 
-class _Entry:
-    """One call under construction (mutable; turned into a frozen ToolCall on read)."""
-
-    __slots__ = (
-        "args",
-        "children",
-        "ended_at",
-        "error",
-        "id",
-        "kind",
-        "name",
-        "node",
-        "parent_run_id",
-        "position",
-        "result",
-        "run_id",
-        "started_at",
-        "status",
-        "turn",
-    )
+    __slots__ = ("agent", "entry", "namespace", "node", "owner", "scope")
 
     def __init__(
         self,
-        name: str,
-        args: Mapping[str, Any],
-        call_id: str | None,
-        status: CallStatus,
-        turn: int,
-        kind: int,
-        position: int,
+        scope: CallScope,
         node: str | None,
+        namespace: tuple[str, ...],
+        entry: CallEntry | None = None,
+        owner: CallScope | None = None,
     ) -> None:
-        self.name = name
-        self.args = args
-        self.id = call_id
-        self.status: CallStatus = status
-        self.turn = turn
-        self.kind = kind
-        self.position = position
-        self.node = node
-        self.result: Any = None
-        self.error: str | None = None
-        self.started_at: int | None = None
-        self.ended_at: int | None = None
-        self.run_id: str | None = None
-        self.parent_run_id: str | None = None
-        self.children: _Scope | None = None
-
-    def freeze(self) -> ToolCall:
-        """The immutable record."""
-        return ToolCall(
-            name=self.name,
-            args=self.args,
-            id=self.id,
-            status=self.status,
-            result=self.result,
-            error=self.error,
-            started_at=self.started_at,
-            ended_at=self.ended_at,
-            run_id=self.run_id,
-            parent_run_id=self.parent_run_id,
-            node=self.node,
-            turn=self.turn,
-            source="callback",
-        )
-
-
-class _Scope:
-    """The calls of one agent level: a top-level run, or what runs inside one tool run."""
-
-    __slots__ = ("entries", "model_turns", "output", "pending", "root_run_id", "unrequested")
-
-    def __init__(self, root_run_id: UUID | None) -> None:
-        self.root_run_id = root_run_id
-        self.entries: list[_Entry] = []
-        self.pending: dict[str, list[_Entry]] = {}
-        self.model_turns = 0
-        self.unrequested = 0
-        self.output: Any = None
-
-    def current_turn(self) -> int:
-        """The turn an unrequested execution belongs to: the last model turn seen, or 0."""
-        return self.model_turns - 1 if self.model_turns else 0
-
-    def take_pending(self, call_id: str | None) -> _Entry | None:
-        """The oldest requested, not yet executed call with this id, removed from pending."""
-        if call_id is None:
-            return None
-        waiting = self.pending.get(call_id)
-        if not waiting:
-            return None
-        entry = waiting.pop(0)
-        if not waiting:
-            del self.pending[call_id]
-        return entry
-
-    def ordered(self, out: list[ToolCall]) -> None:
-        """Append this scope's calls in request order, nested calls right after their parent."""
-        for entry in sorted(self.entries, key=_order_key):
-            out.append(entry.freeze())
-            if entry.children is not None:
-                entry.children.ordered(out)
-
-
-def _order_key(entry: _Entry) -> tuple[int, int, int]:
-    return (entry.turn, entry.kind, entry.position)
-
-
-class _Run:
-    """What the recorder keeps about an open LangChain run: its scope and node."""
-
-    __slots__ = ("entry", "node", "scope")
-
-    def __init__(self, scope: _Scope, node: str | None, entry: _Entry | None = None) -> None:
         self.scope = scope
         self.node = node
+        self.namespace = namespace
+        self.agent = agent_path(scope.prefix, scope.base, namespace)
         self.entry = entry
-
-
-def _node_of(metadata: Mapping[str, Any] | None) -> str | None:
-    if not metadata:
-        return None
-    node = metadata.get("langgraph_node")
-    return node if isinstance(node, str) else None
+        self.owner = owner or scope
+        """The scope holding ``entry`` (an earlier run's, for a call resumed across runs)."""
 
 
 def _error_text(error: BaseException) -> str:
@@ -191,15 +116,29 @@ def _tool_args(inputs: Any, input_str: str, name: str) -> Mapping[str, Any]:
         return {"input": input_str}
 
 
+def _drop_structured_calls(scope: CallScope, outputs: Mapping[str, Any]) -> None:
+    """Forget the structured-output calls a node answered itself (``create_agent`` with a
+    ``response_format``): bookkeeping, not tool calls (tracing/final_answer.py)."""
+    ids = structured_call_ids(outputs)
+    if not ids:
+        return
+    for entry in [e for e in scope.pending if e.id in ids and e.status == "requested"]:
+        scope.pending.remove(entry)
+        scope.entries.remove(entry)
+
+
 def _final_answer(outputs: Any) -> Any:
-    """The last AI message's content of a graph's output state, if it has one."""
+    """The last AI message's content (as text, for content blocks) of a graph's output state;
+    a ``structured_response`` (``create_agent(response_format=...)``) comes first."""
     if not isinstance(outputs, Mapping):
         return None
+    if outputs.get(STRUCTURED_RESPONSE_KEY) is not None:
+        return plain_structure(outputs[STRUCTURED_RESPONSE_KEY])
     messages = outputs.get("messages")
     if not isinstance(messages, Sequence) or not messages:
         return None
     last = messages[-1]
-    return last.content if isinstance(last, AIMessage) else None
+    return content_text(last.content) if isinstance(last, AIMessage) else None
 
 
 class ToolCallRecorder(BaseCallbackHandler):
@@ -213,7 +152,8 @@ class ToolCallRecorder(BaseCallbackHandler):
         super().__init__()
         self._lock = threading.Lock()
         self._runs: dict[UUID, _Run] = {}
-        self._roots: list[_Scope] = []
+        self._roots: list[CallScope] = []
+        self._threads: dict[str, list[CallScope]] = {}
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -276,26 +216,59 @@ class ToolCallRecorder(BaseCallbackHandler):
         with self._lock:
             self._runs.clear()
             self._roots.clear()
+            self._threads.clear()
+
+    def turn(self) -> RecorderTurn:
+        """``with recorder.turn() as turn:`` — the calls of the runs started in the block."""
+        from tracing.capture import RecorderTurn
+
+        return RecorderTurn(self)
 
     # --- scopes ----------------------------------------------------------------------------
 
-    def _scope_for(self, run_id: UUID, parent_run_id: UUID | None) -> _Scope:
-        """The scope a new run belongs to (caller holds the lock); opens a root when unknown."""
+    def _scope_for(
+        self,
+        run_id: UUID,
+        parent_run_id: UUID | None,
+        metadata: Mapping[str, Any] | None,
+        graph: str | None = None,
+    ) -> CallScope:
+        """The scope a new run belongs to (caller holds the lock); opens a root when unknown.
+
+        ``graph`` is the run's name when it is a chain: a top-level chain names the root agent.
+        """
         if parent_run_id is not None:
             parent = self._runs.get(parent_run_id)
             if parent is not None:
                 entry = parent.entry
                 if entry is None:
                     return parent.scope
-                # A run inside a tool run: the tool's own scope, opened on first use.
+                # A run inside a tool run: the tool's own scope, opened on first use; the
+                # tool is the agent its inner calls run in.
                 if entry.children is None:
-                    entry.children = _Scope(parent.scope.root_run_id)
+                    outer = tuple(entry.agent.split("/")) if entry.agent else parent.scope.prefix
+                    entry.children = CallScope(
+                        parent.scope.root_run_id, (*outer, entry.name), parent.namespace
+                    )
                 return entry.children
-        scope = _Scope(run_id)
+        thread = thread_of(metadata)
+        scope = CallScope(run_id, (graph,) if graph else (), (), thread)
+        if thread is not None:
+            earlier = self._threads.setdefault(thread, [])
+            for previous in earlier:
+                previous.resume()
+            earlier.append(scope)
         self._roots.append(scope)
         return scope
 
-    # --- chains: only to know scopes and each top-level run's answer ---------------------------
+    def _candidates(self, scope: CallScope) -> list[CallScope]:
+        """Where an execution or answer in ``scope`` may find its request: here, then the
+        earlier top-level runs of the same thread, latest first (caller holds the lock)."""
+        if scope.thread is None:
+            return [scope]
+        return [scope, *(s for s in reversed(self._threads[scope.thread]) if s is not scope)]
+
+    # --- chains: scopes, pauses, answers to calls that never ran, each run's final answer ----
 
     def on_chain_start(
         self,
@@ -308,8 +281,12 @@ class ToolCallRecorder(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """Register the run under its scope."""
+        name = event_name(serialized, kwargs)
         with self._lock:
-            self._runs[run_id] = _Run(self._scope_for(run_id, parent_run_id), None)
+            scope = self._scope_for(
+                run_id, parent_run_id, metadata, name if isinstance(name, str) else None
+            )
+            self._runs[run_id] = _Run(scope, None, graph_namespace(metadata))
 
     def on_chain_end(
         self,
@@ -319,14 +296,15 @@ class ToolCallRecorder(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        """Close the run; a ToolNode's error messages mark calls to tools that never ran."""
+        """Close the run; error ToolMessages in its output answer calls that never ran."""
         with self._lock:
             run = self._runs.pop(run_id, None)
             if run is None:
                 return
             scope = run.scope
-            if scope.pending and isinstance(outputs, Mapping):
+            if isinstance(outputs, Mapping):
                 self._absorb_tool_messages(scope, outputs.get("messages"))
+                _drop_structured_calls(scope, outputs)
             if scope.root_run_id == run_id:
                 scope.output = _final_answer(outputs)
 
@@ -338,9 +316,12 @@ class ToolCallRecorder(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        """Close the chain or model run; what was recorded before the failure stays."""
+        """Close the run; a GraphInterrupt pauses the calls still waiting in its scope."""
         with self._lock:
-            self._runs.pop(run_id, None)
+            run = self._runs.pop(run_id, None)
+            if run is not None and is_interrupt(error):
+                for scope in self._candidates(run.scope):
+                    scope.pause()
 
     # --- models: requested calls ---------------------------------------------------------------
 
@@ -356,9 +337,9 @@ class ToolCallRecorder(BaseCallbackHandler):
     ) -> None:
         """Register the model run; the tool results in its input can reveal unknown-tool errors."""
         with self._lock:
-            scope = self._scope_for(run_id, parent_run_id)
-            self._runs[run_id] = _Run(scope, _node_of(metadata))
-            if scope.pending and messages:
+            scope = self._scope_for(run_id, parent_run_id, metadata)
+            self._runs[run_id] = _Run(scope, node_of(metadata), graph_namespace(metadata))
+            if messages:
                 self._absorb_tool_messages(scope, _trailing_tool_messages(messages[0]))
 
     def on_llm_start(
@@ -373,7 +354,8 @@ class ToolCallRecorder(BaseCallbackHandler):
     ) -> None:
         """Register a completion-model run (it can request no tools, but it is a turn)."""
         with self._lock:
-            self._runs[run_id] = _Run(self._scope_for(run_id, parent_run_id), _node_of(metadata))
+            scope = self._scope_for(run_id, parent_run_id, metadata)
+            self._runs[run_id] = _Run(scope, node_of(metadata), graph_namespace(metadata))
 
     def on_llm_end(
         self,
@@ -383,9 +365,10 @@ class ToolCallRecorder(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        """Record the calls the model requested, as one turn of its scope."""
+        """Record the calls the model requested (then the malformed ones), as one turn."""
         reply = reply_message(response)
         requested = reply.tool_calls if reply is not None else ()
+        invalid = invalid_requests(reply) if reply is not None else []
         with self._lock:
             run = self._runs.pop(run_id, None)
             if run is None:
@@ -394,37 +377,76 @@ class ToolCallRecorder(BaseCallbackHandler):
             turn = scope.model_turns
             scope.model_turns += 1
             for position, call in enumerate(requested):
-                self._add_requested(scope, call, turn, position, run.node)
+                self._add_requested(scope, call, turn, position, run)
+            for position, bad in enumerate(invalid, len(requested)):
+                self._add_invalid(scope, bad, turn, position, run)
 
-    on_llm_error = on_chain_error  # a failed model run requested nothing: just close it
+    def on_llm_error(
+        self,
+        error: BaseException,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """A failed model run requested nothing: just close it."""
+        with self._lock:
+            self._runs.pop(run_id, None)
 
     def _add_requested(
-        self, scope: _Scope, call: Mapping[str, Any], turn: int, position: int, node: str | None
+        self, scope: CallScope, call: Mapping[str, Any], turn: int, position: int, run: _Run
     ) -> None:
         name = call.get("name") or "<unnamed>"
-        call_id = call.get("id")
+        call_id = call.get("id") or None
         raw = call.get("args")
         try:
             args = parse_arguments(raw, where=f"requested tool call {name!r}")
             error = None
         except InvalidToolCall as exc:
             args, error = {}, str(exc)
-        entry = _Entry(name, args, call_id, "requested", turn, 0, position, node)
+        entry = CallEntry(name, args, call_id, "requested", turn, 0, position, run.node, run.agent)
         entry.error = error
         scope.entries.append(entry)
-        if call_id is not None:
-            scope.pending.setdefault(call_id, []).append(entry)
+        scope.pending.append(entry)
 
-    def _absorb_tool_messages(self, scope: _Scope, messages: Any) -> None:
-        """Attach an error ToolMessage to the requested call it answers, if that never ran."""
-        if not isinstance(messages, Iterable):
+    def _add_invalid(
+        self, scope: CallScope, call: Mapping[str, Any], turn: int, position: int, run: _Run
+    ) -> None:
+        """A call whose arguments LangChain could not parse: never executable, kept as text."""
+        name = call.get("name") or "<unnamed>"
+        raw = call.get("args")
+        text = raw if isinstance(raw, str) else ("" if raw is None else str(raw))
+        entry = CallEntry(
+            name,
+            {RAW_ARGUMENTS_KEY: text},
+            call.get("id") or None,
+            "invalid",
+            turn,
+            0,
+            position,
+            run.node,
+            run.agent,
+        )
+        error = call.get("error")
+        entry.error = str(error) if error else "arguments are not valid JSON"
+        scope.entries.append(entry)
+
+    def _absorb_tool_messages(self, scope: CallScope, messages: Any) -> None:
+        """Attach an error ToolMessage to the waiting request it answers (which never ran)."""
+        if not isinstance(messages, Iterable) or isinstance(messages, (str, bytes)):
+            return
+        candidates = self._candidates(scope)
+        if not any(candidate.pending for candidate in candidates):
             return
         for message in messages:
             if not is_error_message(message):
                 continue
-            waiting = scope.pending.get(message.tool_call_id)
-            if waiting and waiting[0].error is None:
-                waiting[0].error = str(message.content)
+            for candidate in candidates:
+                entry = next((e for e in candidate.pending if e.id == message.tool_call_id), None)
+                if entry is not None:
+                    if entry.error is None:
+                        entry.error = str(content_text(message.content))
+                    break
 
     # --- tools: executions ---------------------------------------------------------------------
 
@@ -440,37 +462,56 @@ class ToolCallRecorder(BaseCallbackHandler):
         tool_call_id: str | None = None,
         **kwargs: Any,
     ) -> None:
-        """Open the execution, joined to the requested call with its tool_call_id if any."""
+        """Open the execution, joined to its request (by id, else name and arguments)."""
         started = _now()
         name = event_name(serialized, kwargs) or "<unnamed>"
-        node = _node_of(metadata)
+        node = node_of(metadata)
+        call_id = tool_call_id_of(tool_call_id, inputs)
+        given = tool_inputs(inputs)
+        args = _tool_args(given, input_str, name)
         with self._lock:
-            scope = self._scope_for(run_id, parent_run_id)
-            entry = scope.take_pending(tool_call_id)
-            if entry is None:
-                args = _tool_args(inputs, input_str, name)
-                entry = _Entry(
-                    name,
-                    args,
-                    tool_call_id,
-                    "ok",
-                    scope.current_turn(),
-                    _UNREQUESTED,
-                    scope.unrequested,
-                    node,
-                )
-                scope.unrequested += 1
-                scope.entries.append(entry)
+            scope = self._scope_for(run_id, parent_run_id, metadata)
+            run = _Run(scope, node, graph_namespace(metadata))
+            candidates = self._candidates(scope)
+            found = find_request(candidates, name, args, call_id)
+            if found is not None:
+                owner, entry = found
+                owner.take(entry)
+                entry.name = name  # a reviewer may have redirected the call to another tool
+                entry.id = entry.id or call_id
+                if isinstance(given, Mapping):
+                    entry.args = dict(given)
             else:
-                entry.status = "ok"
-                entry.error = None
-                entry.node = node
-                if inputs is not None:
-                    entry.args = dict(inputs)
+                retried = find_retry(candidates, name, args, call_id)
+                owner = scope
+                if retried is not None:
+                    entry = retried
+                    owner = next(c for c in candidates if entry in c.entries)
+                else:
+                    entry = CallEntry(
+                        name,
+                        args,
+                        call_id,
+                        "ok",
+                        scope.current_turn(),
+                        UNREQUESTED,
+                        scope.unrequested,
+                        node,
+                    )
+                    scope.unrequested += 1
+                    scope.entries.append(entry)
+            entry.status = "ok"
+            entry.error = None
+            entry.running = True
+            entry.node = node
+            entry.agent = run.agent
             entry.started_at = started
+            entry.ended_at = None
             entry.run_id = str(run_id)
             entry.parent_run_id = str(parent_run_id) if parent_run_id is not None else None
-            self._runs[run_id] = _Run(scope, node, entry)
+            run.entry = entry
+            run.owner = owner
+            self._runs[run_id] = run
 
     def on_tool_end(
         self,
@@ -482,15 +523,16 @@ class ToolCallRecorder(BaseCallbackHandler):
     ) -> None:
         """Close the execution: ok, or error when the tool returned an error ToolMessage."""
         ended = _now()
-        result, error = tool_outcome(output)
         with self._lock:
-            entry = self._end_execution(run_id, ended)
-            if entry is None:
+            run = self._runs.pop(run_id, None)
+            if run is None or run.entry is None:
                 return
+            entry = run.entry
+            if entry.id is None and isinstance(output, ToolMessage):
+                entry = self._adopt_request(run, entry, output.tool_call_id)
+            result, error = tool_outcome(output, entry.id)
             entry.result = result
-            if error is not None:
-                entry.status = "error"
-                entry.error = error
+            entry.finish("error" if error is not None else "ok", error, ended)
 
     def on_tool_error(
         self,
@@ -500,23 +542,36 @@ class ToolCallRecorder(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        """Close the execution as an error with the exception's text."""
+        """Close the execution as an error, or as paused when LangGraph interrupted it."""
         ended = _now()
-        text = _error_text(error)
         with self._lock:
-            entry = self._end_execution(run_id, ended)
-            if entry is not None:
-                entry.status = "error"
-                entry.error = text
+            run = self._runs.pop(run_id, None)
+            if run is None or run.entry is None:
+                return
+            entry = run.entry
+            if is_interrupt(error):
+                # Not an attempt: a resumed run executes the tool again from its start.
+                entry.finish("interrupted", None, ended)
+                run.owner.pending.append(entry)
+                return
+            entry.finish("error", _error_text(error), ended)
 
-    def _end_execution(self, run_id: UUID, ended: int) -> _Entry | None:
-        """Close a tool run and stamp its end time (caller holds the lock); None if unknown."""
-        run = self._runs.pop(run_id, None)
-        if run is None or run.entry is None:
-            return None
-        entry = run.entry
-        entry.ended_at = ended
-        return entry
+    def _adopt_request(self, run: _Run, entry: CallEntry, answered: str) -> CallEntry:
+        """An id-less execution whose ToolMessage answers a waiting request becomes that call."""
+        if entry.kind != UNREQUESTED or not answered:
+            return entry
+        found = find_request(self._candidates(run.scope), entry.name, {}, answered)
+        if found is None or found[1].id != answered:
+            return entry
+        owner, request = found
+        owner.take(request)
+        run.owner.entries.remove(entry)
+        for field in ("args", "node", "agent", "started_at", "run_id", "parent_run_id"):
+            setattr(request, field, getattr(entry, field))
+        request.children = entry.children
+        request.running = True
+        run.owner = owner
+        return request
 
 
 def _trailing_tool_messages(messages: Sequence[BaseMessage]) -> list[ToolMessage]:

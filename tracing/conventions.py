@@ -25,6 +25,13 @@ Checked against the instrumentations' own sources (versions in the ``dev`` extra
   that same envelope, so it must be recognised before the GenAI convention. Its chat spans carry
   ``gen_ai.output.messages`` (0.4x+) or, in older releases, the flattened
   ``gen_ai.completion.N.tool_calls.M.id`` / ``.name`` / ``.arguments``.
+
+What the README's "Capture" rules need beyond a call: the LangGraph thread, to join the runs of
+one conversation (``gen_ai.conversation.id``; OpenInference ``session.id``; Traceloop
+``traceloop.association.properties.thread_id``), the namespace and node a call ran in (Traceloop
+association properties; OpenInference's ``metadata`` JSON; SpanEmitter writes the agent path
+itself, ``harness.agent.path``, and ``harness.langgraph.node``), and where LangGraph paused a run
+(an ``exception`` event or ``error.type`` naming ``GraphInterrupt``, in every convention).
 """
 
 from __future__ import annotations
@@ -47,6 +54,23 @@ GENAI_CHAT_OPERATIONS = frozenset(("chat", "text_completion", "generate_content"
 
 OPENINFERENCE_METADATA = "metadata"
 TRACELOOP_NODE = "traceloop.association.properties.langgraph_node"
+TRACELOOP_NAMESPACE = "traceloop.association.properties.langgraph_checkpoint_ns"
+
+AGENT_PATH = "harness.agent.path"
+"""SpanEmitter: the agent path of a tool or chat span's run (README "Capture")."""
+LANGGRAPH_NODE = "harness.langgraph.node"
+"""SpanEmitter: the LangGraph node of a tool or chat span's run."""
+AGENT_NAME = "gen_ai.agent.name"
+
+CONVERSATION_KEYS = (
+    "gen_ai.conversation.id",
+    "session.id",
+    "traceloop.association.properties.thread_id",
+)
+"""Where each convention puts the LangGraph thread id (GenAI, OpenInference, Traceloop)."""
+
+INTERRUPT_TYPES = ("GraphInterrupt", "NodeInterrupt")
+"""Exception class names (``error.type`` / ``exception.type`` tails) of a LangGraph pause."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +98,8 @@ class Convention:
     """True when the tool span's arguments can lose their parameter names (prefer the request)."""
     node: str | None
     """Attribute with the LangGraph node of the run, when the convention records it."""
+    namespace: str | None = None
+    """Attribute with the run's LangGraph checkpoint namespace, when the convention records it."""
 
 
 GENAI = Convention(
@@ -88,7 +114,7 @@ GENAI = Convention(
     requested_pattern=None,
     requested_fields={},
     lossy_arguments=False,
-    node=None,
+    node=LANGGRAPH_NODE,
 )
 
 OPENINFERENCE = Convention(
@@ -128,6 +154,7 @@ TRACELOOP = Convention(
     requested_fields={"id": "id", "name": "name", "arguments": "arguments"},
     lossy_arguments=False,
     node=TRACELOOP_NODE,
+    namespace=TRACELOOP_NAMESPACE,
 )
 
 CONVENTIONS: tuple[Convention, ...] = (TRACELOOP, OPENINFERENCE, GENAI)

@@ -7,13 +7,32 @@ the same way and cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeGuard
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.outputs import LLMResult
 
-__all__ = ["event_name", "is_error_message", "reply_message", "tool_outcome"]
+from tracing.records import content_text
+
+__all__ = [
+    "agent_path",
+    "content_text",
+    "event_name",
+    "graph_namespace",
+    "invalid_requests",
+    "is_error_message",
+    "is_interrupt",
+    "namespace_nodes",
+    "node_of",
+    "reply_message",
+    "thread_of",
+    "tool_call_id_of",
+    "tool_inputs",
+    "tool_outcome",
+]
+
+_INTERRUPTS = frozenset(("GraphInterrupt", "NodeInterrupt"))
 
 
 def event_name(serialized: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> Any:
@@ -30,18 +49,123 @@ def reply_message(response: LLMResult) -> AIMessage | None:
     return None
 
 
+def invalid_requests(reply: AIMessage) -> list[Mapping[str, Any]]:
+    """The calls LangChain could not parse (``invalid_tool_calls``: name, raw args, id, error)."""
+    calls = getattr(reply, "invalid_tool_calls", None) or ()
+    return [call for call in calls if isinstance(call, Mapping)]
+
+
 def is_error_message(message: Any) -> TypeGuard[ToolMessage]:
     """Is this an error ToolMessage (a handled ToolException, failed validation, unknown tool)?"""
     return isinstance(message, ToolMessage) and message.status == "error"
 
 
-def tool_outcome(output: Any) -> tuple[Any, str | None]:
-    """A tool end event's result (a ToolMessage's content, else the output) and error text.
+def is_interrupt(error: BaseException) -> bool:
+    """Is this LangGraph pausing the run (``interrupt()``), rather than a failure?
 
-    The error text is set only for an error ToolMessage: the tool failed, yet no exception
-    reached the callbacks.
+    Read by class name along the MRO, so that tracing needs no LangGraph import to tell, and
+    subclasses (``NodeInterrupt``) count too.
     """
+    return any(cls.__name__ in _INTERRUPTS for cls in type(error).__mro__)
+
+
+def _command_messages(output: Any) -> list[ToolMessage] | None:
+    """The ToolMessages of a LangGraph ``Command(update={"messages": [...]})``, else None."""
+    if type(output).__name__ != "Command":
+        return None
+    update = getattr(output, "update", None)
+    messages: Any = update.get("messages") if isinstance(update, Mapping) else None
+    if not isinstance(messages, Iterable):
+        return []
+    return [message for message in messages if isinstance(message, ToolMessage)]
+
+
+def tool_outcome(output: Any, call_id: str | None = None) -> tuple[Any, str | None]:
+    """A tool end event's result and error text (None unless the tool reported an error).
+
+    The error text is set for an error ToolMessage, returned as is or inside a ``Command``'s
+    state update (the tool failed, yet no exception reached the callbacks). Of a Command's
+    messages, the one answering ``call_id`` counts (else the first).
+    """
+    messages = _command_messages(output)
+    if messages is not None:
+        answer = next((m for m in messages if call_id and m.tool_call_id == call_id), None)
+        answer = answer or (messages[0] if messages else None)
+        if answer is None:
+            return output, None
+        output = answer
     if not isinstance(output, ToolMessage):
         return output, None
     content = output.content
     return content, (str(content) if output.status == "error" else None)
+
+
+def tool_inputs(inputs: Any) -> Any:
+    """The arguments of a tool start's ``inputs``, unwrapping a whole LangChain ToolCall dict."""
+    if isinstance(inputs, Mapping) and inputs.get("type") == "tool_call":
+        args = inputs.get("args")
+        if isinstance(args, Mapping):
+            return args
+    return inputs
+
+
+def tool_call_id_of(tool_call_id: Any, inputs: Any) -> str | None:
+    """The call id of a tool start: the keyword, else the id of a ToolCall dict given as input.
+
+    langchain-core before 1.0 passes no ``tool_call_id`` keyword to ``on_tool_start``; a tool
+    node that hands the tool the model's whole ToolCall still has it in ``inputs``.
+    """
+    if isinstance(tool_call_id, str) and tool_call_id:
+        return tool_call_id
+    if isinstance(inputs, Mapping) and inputs.get("type") == "tool_call":
+        found = inputs.get("id")
+        if isinstance(found, str) and found:
+            return found
+    return None
+
+
+def node_of(metadata: Mapping[str, Any] | None) -> str | None:
+    """The LangGraph node a run belongs to (``langgraph_node`` metadata), if any."""
+    node = metadata.get("langgraph_node") if metadata else None
+    return node if isinstance(node, str) else None
+
+
+def thread_of(metadata: Mapping[str, Any] | None) -> str | None:
+    """The conversation a run belongs to: LangGraph's ``thread_id`` (copied into metadata)."""
+    if not metadata:
+        return None
+    thread = metadata.get("thread_id")
+    if isinstance(thread, (str, int)) and not isinstance(thread, bool) and str(thread):
+        return str(thread)
+    return None
+
+
+def graph_namespace(metadata: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The node names of a run's LangGraph checkpoint namespace, outermost first.
+
+    ``langgraph_checkpoint_ns`` is ``node:task_id|node:task_id|...``; the last entry is the node
+    the run is in, the ones before it the subgraph nodes it is nested under.
+    """
+    if not metadata:
+        return ()
+    ns = metadata.get("langgraph_checkpoint_ns") or metadata.get("checkpoint_ns")
+    return namespace_nodes(ns)
+
+
+def namespace_nodes(ns: Any) -> tuple[str, ...]:
+    """``a:1|b:2`` -> ``("a", "b")`` (task ids dropped; anything not a string -> ``()``)."""
+    if not isinstance(ns, str) or not ns:
+        return ()
+    return tuple(part.split(":", 1)[0] for part in ns.split("|") if part)
+
+
+def agent_path(prefix: Sequence[str], base: Sequence[str], namespace: Sequence[str]) -> str | None:
+    """The agent path of a run: its scope's agents, then the subgraphs below the scope's base.
+
+    ``prefix`` names the scope's agents (the top-level graph, then each agent used as a tool
+    inside it), ``base`` is the namespace the scope starts at, ``namespace`` the run's own; its
+    last entry is a node, not an agent, so it is left out (docs/architecture.md "Capture").
+    """
+    inner = list(namespace[len(base) :] if tuple(namespace[: len(base)]) == tuple(base) else ())
+    parts = [*prefix, *inner[:-1]]
+    return "/".join(parts) if parts else None

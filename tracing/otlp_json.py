@@ -47,8 +47,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import SpanKind, StatusCode
 
-from tracing.exporter import SpanEvent, SpanStatus, SpanView, calls_from_spans, relevant_role
+from tracing.joining import calls_from_spans
 from tracing.records import ToolCall
+from tracing.span_reading import keeps, relevant_role
+from tracing.span_view import SpanEvent, SpanStatus, SpanView
 
 __all__ = [
     "OtlpJsonError",
@@ -333,7 +335,11 @@ def _view(span: Any) -> SpanView:
         status=status,
         status_message=message,
         events=tuple(
-            SpanEvent(str(e.get("name", "")), _read_attributes(e.get("attributes")))
+            SpanEvent(
+                str(e.get("name", "")),
+                _read_attributes(e.get("attributes")),
+                int(e.get("timeUnixNano") or 0),
+            )
             for e in events
             if isinstance(e, Mapping)
         ),
@@ -363,7 +369,8 @@ class OtlpTrace:
 
     trace_id: str
     spans: tuple[SpanView, ...]
-    """Its tool and chat spans (the spans a tool-call convention claims), in file order."""
+    """Its tool and chat spans (the spans a tool-call convention claims), and the spans where
+    LangGraph paused the run, in file order."""
     parents: Mapping[str, str | None]
     """Parent span id of each of its other spans (to find a tool span's agent node)."""
     root: SpanView | None
@@ -376,9 +383,21 @@ class OtlpTrace:
         """The root span's attributes (empty without a root)."""
         return self.root.attributes if self.root is not None else {}
 
+    @property
+    def has_calls(self) -> bool:
+        """Whether it has a tool or chat span."""
+        return any(relevant_role(span.attributes) is not None for span in self.spans)
+
     def calls(self) -> list[ToolCall]:
-        """Its tool calls in request order (empty without tool spans)."""
-        return calls_from_spans(self.spans, self.parents) if self.spans else []
+        """Its tool calls in request order (empty without tool spans).
+
+        One trace at a time: the runs of a conversation are not joined here (a call paused in
+        one run and resumed in the next is two calls); ToolCallSpanExporter joins them.
+        """
+        if not self.has_calls:
+            return []
+        spans = self.spans if self.root is None else (*self.spans, self.root)
+        return calls_from_spans(spans, self.parents)
 
 
 class OtlpJsonReader:
@@ -440,7 +459,8 @@ class OtlpJsonReader:
                 trace = open_traces.get(view.trace_id)
                 if trace is None:
                     trace = open_traces[view.trace_id] = _OpenTrace()
-                if relevant_role(view.attributes) is not None:
+                events = ((e.name, e.attributes) for e in view.events)
+                if view.parent_id is not None and keeps(view.attributes, view.parent_id, events):
                     trace.views.append(view)
                 else:
                     trace.parents[view.span_id] = view.parent_id
@@ -460,7 +480,7 @@ class OtlpJsonReader:
     def iter_trace_calls(self) -> Iterator[tuple[str, list[ToolCall]]]:
         """(trace id, its calls in request order) per trace with tool or chat spans."""
         for trace in self.iter_traces():
-            if trace.spans:
+            if trace.has_calls:
                 yield trace.trace_id, trace.calls()
 
 

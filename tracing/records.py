@@ -7,13 +7,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-CallStatus = Literal["ok", "error", "requested"]
-"""``ok``: executed and returned; ``error``: executed and failed; ``requested``: asked for only."""
+CallStatus = Literal["ok", "error", "requested", "interrupted", "invalid"]
+"""What became of a call (README "Capture"; scoring in docs/metrics.md "Call statuses").
+
+``ok``: executed and returned; ``error``: executed and its last attempt failed; ``requested``:
+asked for and never executed (an unknown tool, a call a reviewer rejected); ``interrupted``: the
+run paused (LangGraph ``interrupt()``) before or while it ran, and was not resumed;
+``invalid``: the model's arguments were not a JSON object (``AIMessage.invalid_tool_calls``).
+"""
+
+AttemptStatus = Literal["ok", "error"]
+"""How one execution of a call ended."""
 
 CallSource = Literal["callback", "otel", "messages", "expected"]
 """Where a record came from."""
 
-_STATUSES = frozenset(("ok", "error", "requested"))
+_STATUSES = frozenset(("ok", "error", "requested", "interrupted", "invalid"))
+
+RAW_ARGUMENTS_KEY = "__raw__"
+"""Key under which arguments that could not be read as a JSON object are kept, as text."""
 
 
 class InvalidToolCall(ValueError):
@@ -46,9 +58,38 @@ def parse_arguments(raw: Any, *, where: str) -> dict[str, Any]:
     )
 
 
+def content_text(content: Any) -> Any:
+    """A message's content as text: content blocks (``[{"type": "text", "text": ...}]``) joined.
+
+    Anthropic (and others, when streaming) give the answer as a list of blocks; anything that is
+    neither a string nor a list of blocks comes back unchanged.
+    """
+    if not isinstance(content, list):
+        return content
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, Mapping) and block.get("type") == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+    return "".join(parts)
+
+
 def _preview(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One execution of a call: how it ended, its error text, and when (ns since the epoch)."""
+
+    status: AttemptStatus
+    error: str | None = None
+    started_at: int | None = None
+    ended_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +109,10 @@ class ToolCall:
     node: str | None = None
     turn: int = 0
     source: CallSource = "callback"
+    attempts: tuple[Attempt, ...] = ()
+    """Every execution, in order (a retried call has several); ``status`` is the last one's."""
+    agent: str | None = None
+    """The path of graphs the call ran in, outermost first: ``supervisor/research_agent``."""
 
     def __post_init__(self) -> None:
         # Checked here, once, so that every later consumer can rely on the shape.
@@ -80,8 +125,8 @@ class ToolCall:
             )
         if self.status not in _STATUSES:
             raise InvalidToolCall(
-                f"tool call {self.name!r}: status must be one of ok, error, requested; "
-                f"got {self.status!r}"
+                f"tool call {self.name!r}: status must be one of ok, error, requested, "
+                f"interrupted, invalid; got {self.status!r}"
             )
 
     @classmethod
@@ -138,6 +183,42 @@ class ToolCall:
             source=source,
             turn=turn,
         )
+
+    @classmethod
+    def invalid(
+        cls,
+        name: str,
+        raw: Any,
+        error: str | None,
+        *,
+        id: str | None = None,
+        source: CallSource = "messages",
+        turn: int = 0,
+    ) -> ToolCall:
+        """A call whose arguments were not a JSON object: ``args`` keep the raw text."""
+        text = raw if isinstance(raw, str) else json.dumps(raw, default=str)
+        return cls(
+            name=name,
+            args={RAW_ARGUMENTS_KEY: text},
+            id=id,
+            status="invalid",
+            error=error or "arguments are not a JSON object",
+            source=source,
+            turn=turn,
+        )
+
+    @property
+    def raw_arguments(self) -> str | None:
+        """The model's argument text of an ``invalid`` call (None for any other call)."""
+        if self.status != "invalid":
+            return None
+        raw = self.args.get(RAW_ARGUMENTS_KEY)
+        return raw if isinstance(raw, str) else None
+
+    @property
+    def failed_attempts(self) -> int:
+        """How many executions of this call failed (retries the agent recovered from count)."""
+        return sum(1 for attempt in self.attempts if attempt.status == "error")
 
     @property
     def duration_ns(self) -> int | None:

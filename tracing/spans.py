@@ -9,17 +9,28 @@ Which runs become spans:
 * a tool run -> ``execute_tool {tool}``.
 
 Every other chain run (LangGraph nodes, routing, runnable sequences) is skipped: its children
-attach to its nearest emitted ancestor. Parents come from LangChain's ``run_id`` /
-``parent_run_id``, never from the ambient OTel context, so links stay right when tools run on
-worker threads or in separate asyncio tasks. Only a top-level run takes the ambient context as
-its parent, which is how :meth:`SpanEmitter.start_scenario` wraps a whole run in one span.
+attach to its nearest emitted ancestor; a skipped run that LangGraph pauses (``GraphInterrupt``)
+leaves an ``exception`` event on that ancestor, so readers know the run paused there.
+
+Parents come from LangChain's ``run_id`` / ``parent_run_id``, never from the ambient OTel
+context, so links stay right when tools run on worker threads or in separate asyncio tasks. Only
+a top-level run takes the ambient context as its parent, which is how
+:meth:`SpanEmitter.start_scenario` wraps a whole run in one span.
+
+What the spans carry beyond the GenAI conventions, so that
+:class:`~tracing.exporter.ToolCallSpanExporter` reads back what the recorder records (README
+"Capture"): ``gen_ai.conversation.id`` (the LangGraph thread, joining the runs of one
+conversation), ``harness.agent.path`` and ``harness.langgraph.node`` on tool and chat spans,
+malformed calls (``invalid_tool_calls``) as ``tool_call`` parts whose ``arguments`` is the raw
+text, ``"status": "error"`` on the ``tool_call_response`` part of an error ToolMessage, and a
+tool paused by ``interrupt()`` as an ``exception`` event of type ``GraphInterrupt`` without an
+error status.
 """
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
@@ -32,27 +43,48 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 from opentelemetry.util.types import AttributeValue
 
-from tracing.conventions import ERROR_TYPE, GENAI, GENAI_OPERATION, GENAI_OUTPUT_MESSAGES
-from tracing.events import event_name, reply_message, tool_outcome
+from tracing.conventions import (
+    AGENT_PATH,
+    CONVERSATION_KEYS,
+    ERROR_TYPE,
+    GENAI_OPERATION,
+    LANGGRAPH_NODE,
+)
+from tracing.events import (
+    agent_path,
+    event_name,
+    graph_namespace,
+    is_interrupt,
+    node_of,
+    reply_message,
+    thread_of,
+    tool_call_id_of,
+    tool_inputs,
+    tool_outcome,
+)
+from tracing.genai_attributes import (
+    AGENT_NAME,
+    INPUT_MESSAGES,
+    INPUT_TOKENS,
+    OUTPUT_MESSAGES,
+    OUTPUT_TOKENS,
+    PROVIDER_NAME,
+    REQUEST_MODEL,
+    RESPONSE_FINISH_REASONS,
+    RESPONSE_MODEL,
+    TOOL_ARGUMENTS,
+    TOOL_CALL_ID,
+    TOOL_DESCRIPTION,
+    TOOL_NAME,
+    TOOL_RESULT,
+    TOOL_TYPE,
+    error_type,
+    messages_json,
+    model_name,
+    to_json,
+)
 
 __all__ = ["SpanEmitter"]
-
-# Names from the OTel GenAI semantic conventions (gen-ai-spans, gen-ai-agent-spans).
-_TOOL_NAME = GENAI.tool_name[0]
-_TOOL_CALL_ID = GENAI.call_id or "gen_ai.tool.call.id"
-_TOOL_ARGUMENTS = GENAI.arguments
-_TOOL_RESULT = GENAI.result
-_TOOL_TYPE = "gen_ai.tool.type"
-_TOOL_DESCRIPTION = "gen_ai.tool.description"
-_AGENT_NAME = "gen_ai.agent.name"
-_REQUEST_MODEL = "gen_ai.request.model"
-_RESPONSE_MODEL = "gen_ai.response.model"
-_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
-_PROVIDER_NAME = "gen_ai.provider.name"
-_INPUT_TOKENS = "gen_ai.usage.input_tokens"
-_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
-_INPUT_MESSAGES = "gen_ai.input.messages"
-_OUTPUT_MESSAGES = GENAI_OUTPUT_MESSAGES
 
 _TOOL_MESSAGE_ERROR = "tool_error"
 """``error.type`` of a tool that returned an error ToolMessage (no exception reached us)."""
@@ -62,80 +94,59 @@ SCENARIO_NAME = "harness.scenario"
 
 _INSTRUMENTATION = "toolcall-harness"
 
+CONVERSATION_ID = CONVERSATION_KEYS[0]
+
+
+class _Place:
+    """Where a run's calls are made: the agents of its scope, and the namespace it starts at."""
+
+    __slots__ = ("base", "prefix", "thread")
+
+    def __init__(self, prefix: tuple[str, ...], base: tuple[str, ...], thread: str | None) -> None:
+        self.prefix = prefix
+        self.base = base
+        self.thread = thread
+
 
 class _Run:
     """An open LangChain run: its own span (None when skipped) and where its children attach."""
 
-    __slots__ = ("anchor", "anchor_is_tool", "span")
+    __slots__ = (
+        "agent",
+        "anchor",
+        "anchor_is_tool",
+        "call_id",
+        "name",
+        "namespace",
+        "place",
+        "span",
+    )
 
-    def __init__(self, span: Span | None, anchor: Span | None, anchor_is_tool: bool) -> None:
+    def __init__(
+        self,
+        span: Span | None,
+        anchor: Span | None,
+        anchor_is_tool: bool,
+        place: _Place,
+        namespace: tuple[str, ...] = (),
+        name: str = "",
+        call_id: str | None = None,
+    ) -> None:
         self.span = span
         self.anchor = anchor
         self.anchor_is_tool = anchor_is_tool
+        self.place = place
+        self.namespace = namespace
+        self.agent = agent_path(place.prefix, place.base, namespace)
+        self.name = name
+        self.call_id = call_id
 
-
-def _json(value: Any) -> str:
-    """Compact JSON for opt-in content attributes; anything non-JSON becomes its str()."""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, default=str, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _error_type(error: BaseException) -> str:
-    """The exception's qualified class name (builtins without a module prefix)."""
-    cls = type(error)
-    if cls.__module__ == "builtins":
-        return cls.__qualname__
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _model_name(metadata: Mapping[str, Any] | None, params: Mapping[str, Any] | None) -> str | None:
-    for source, key in (
-        (metadata, "ls_model_name"),
-        (params, "model"),
-        (params, "model_name"),
-    ):
-        if source:
-            value = source.get(key)
-            if isinstance(value, str) and value:
-                return value
-    return None
-
-
-def _message_parts(message: BaseMessage) -> list[dict[str, Any]]:
-    """GenAI message parts: text, then the requested tool calls, then a tool result."""
-    parts: list[dict[str, Any]] = []
-    if isinstance(message, ToolMessage):
-        return [
-            {"type": "tool_call_response", "id": message.tool_call_id, "response": message.content}
-        ]
-    if message.content:
-        parts.append({"type": "text", "content": message.content})
-    if isinstance(message, AIMessage):
-        parts.extend(
-            {"type": "tool_call", "id": call["id"], "name": call["name"], "arguments": call["args"]}
-            for call in message.tool_calls
-        )
-    return parts
-
-
-_ROLES = {"human": "user", "ai": "assistant", "AIMessageChunk": "assistant", "tool": "tool"}
-
-
-def _messages_json(messages: Sequence[BaseMessage], *, finish: str | None = None) -> str:
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        entry: dict[str, Any] = {
-            "role": _ROLES.get(message.type, message.type),
-            "parts": _message_parts(message),
-        }
-        if finish is not None:
-            entry["finish_reason"] = finish
-        out.append(entry)
-    return _json(out)
+    def inner_place(self) -> _Place:
+        """The place of runs started inside this run (a tool run opens a scope of its own)."""
+        if not self.anchor_is_tool or self.span is None:
+            return self.place
+        outer = tuple(self.agent.split("/")) if self.agent else self.place.prefix
+        return _Place((*outer, self.name), self.namespace, self.place.thread)
 
 
 class SpanEmitter(BaseCallbackHandler):
@@ -206,28 +217,46 @@ class SpanEmitter(BaseCallbackHandler):
         name: str,
         kind: SpanKind,
         attributes: dict[str, AttributeValue],
-        *,
-        is_tool: bool = False,
+        run: _Run,
     ) -> Span:
         if parent is None:
             context = None  # the ambient context: a scenario span, or a fresh trace
         else:
             context = trace.set_span_in_context(parent.anchor) if parent.anchor else None
         span = self._tracer.start_span(name, context=context, kind=kind, attributes=attributes)
+        run.span = run.anchor = span
         with self._lock:
-            self._runs[run_id] = _Run(span, span, is_tool)
+            self._runs[run_id] = run
             if parent is None:
                 self._trace_ids[str(run_id)] = format(span.get_span_context().trace_id, "032x")
         return span
 
     def _close(self, run_id: UUID) -> Span | None:
-        with self._lock:
-            run = self._runs.pop(run_id, None)
+        run = self._pop(run_id)
         return run.span if run is not None else None
+
+    def _pop(self, run_id: UUID) -> _Run | None:
+        with self._lock:
+            return self._runs.pop(run_id, None)
+
+    def _place(self, parent: _Run | None, name: str, metadata: Mapping[str, Any] | None) -> _Place:
+        """Where a new run's calls are made: inside its parent, or a new top-level agent."""
+        if parent is not None:
+            return parent.inner_place()
+        return _Place((name,) if name else (), (), thread_of(metadata))
+
+    def _where(self, run: _Run, attributes: dict[str, AttributeValue], node: str | None) -> None:
+        """The agent path, node and conversation of a tool or chat span."""
+        if run.agent:
+            attributes[AGENT_PATH] = run.agent
+        if node:
+            attributes[LANGGRAPH_NODE] = node
+        if run.place.thread:
+            attributes[CONVERSATION_ID] = run.place.thread
 
     @staticmethod
     def _fail(span: Span, error: BaseException) -> None:
-        span.set_attribute(ERROR_TYPE, _error_type(error))
+        span.set_attribute(ERROR_TYPE, error_type(error))
         span.record_exception(error)
         span.set_status(Status(StatusCode.ERROR, str(error) or type(error).__name__))
 
@@ -245,17 +274,22 @@ class SpanEmitter(BaseCallbackHandler):
     ) -> None:
         """An agent span for a top-level run or an agent used as a tool; other chains skipped."""
         parent = self._parent(parent_run_id)
+        namespace = graph_namespace(metadata)
         if parent is not None and not parent.anchor_is_tool:
             with self._lock:
-                self._runs[run_id] = _Run(None, parent.anchor, False)
+                self._runs[run_id] = _Run(None, parent.anchor, False, parent.place, namespace)
             return
         name = (self.agent_name if parent is None else None) or event_name(serialized, kwargs)
         name = name or "agent"
         attributes: dict[str, AttributeValue] = {
             GENAI_OPERATION: "invoke_agent",
-            _AGENT_NAME: name,
+            AGENT_NAME: name,
         }
-        self._open(run_id, parent, f"invoke_agent {name}", SpanKind.INTERNAL, attributes)
+        place = self._place(parent, name, metadata)
+        if parent is None and place.thread:
+            attributes[CONVERSATION_ID] = place.thread
+        run = _Run(None, None, False, place, namespace)
+        self._open(run_id, parent, f"invoke_agent {name}", SpanKind.INTERNAL, attributes, run)
 
     def on_chain_end(
         self,
@@ -278,11 +312,24 @@ class SpanEmitter(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        """End the run's span as failed, if it has one (agent, model and tool runs alike)."""
-        span = self._close(run_id)
-        if span is not None:
-            self._fail(span, error)
-            span.end()
+        """End the run's span as failed (agent, model and tool runs alike); a pause is no failure.
+
+        A LangGraph pause (``GraphInterrupt``) is recorded as an exception event only: on the
+        run's own span, or, for a skipped run (a node), on the span its children attach to.
+        """
+        run = self._pop(run_id)
+        if run is None:
+            return
+        if is_interrupt(error):
+            target = run.span or run.anchor
+            if target is not None:
+                target.record_exception(error)
+            if run.span is not None:
+                run.span.end()
+            return
+        if run.span is not None:
+            self._fail(run.span, error)
+            run.span.end()
 
     # --- models --------------------------------------------------------------------------------
 
@@ -300,8 +347,8 @@ class SpanEmitter(BaseCallbackHandler):
         """A ``chat {model}`` span."""
         attributes = self._model_attributes("chat", metadata, invocation_params)
         if self.capture_content and messages:
-            attributes[_INPUT_MESSAGES] = _messages_json(messages[0])
-        self._open_model(run_id, parent_run_id, "chat", attributes)
+            attributes[INPUT_MESSAGES] = messages_json(messages[0])
+        self._open_model(run_id, parent_run_id, "chat", attributes, metadata)
 
     def on_llm_start(
         self,
@@ -316,7 +363,7 @@ class SpanEmitter(BaseCallbackHandler):
     ) -> None:
         """A ``text_completion {model}`` span for a completion (non-chat) model."""
         attributes = self._model_attributes("text_completion", metadata, invocation_params)
-        self._open_model(run_id, parent_run_id, "text_completion", attributes)
+        self._open_model(run_id, parent_run_id, "text_completion", attributes, metadata)
 
     def _open_model(
         self,
@@ -324,23 +371,27 @@ class SpanEmitter(BaseCallbackHandler):
         parent_run_id: UUID | None,
         operation: str,
         attributes: dict[str, AttributeValue],
+        metadata: Mapping[str, Any] | None,
     ) -> None:
         """Open a model span named ``{operation} {model}`` (just the operation if no model)."""
-        model = attributes.get(_REQUEST_MODEL)
+        model = attributes.get(REQUEST_MODEL)
         name = f"{operation} {model}" if model else operation
-        self._open(run_id, self._parent(parent_run_id), name, SpanKind.CLIENT, attributes)
+        parent = self._parent(parent_run_id)
+        run = _Run(None, None, False, self._place(parent, "", metadata), graph_namespace(metadata))
+        self._where(run, attributes, node_of(metadata))
+        self._open(run_id, parent, name, SpanKind.CLIENT, attributes, run)
 
     @staticmethod
     def _model_attributes(
         operation: str, metadata: Mapping[str, Any] | None, params: Mapping[str, Any] | None
     ) -> dict[str, AttributeValue]:
         attributes: dict[str, AttributeValue] = {GENAI_OPERATION: operation}
-        model = _model_name(metadata, params)
+        model = model_name(metadata, params)
         if model:
-            attributes[_REQUEST_MODEL] = model
+            attributes[REQUEST_MODEL] = model
         provider = metadata.get("ls_provider") if metadata else None
         if isinstance(provider, str) and provider:
-            attributes[_PROVIDER_NAME] = provider
+            attributes[PROVIDER_NAME] = provider
         return attributes
 
     def on_llm_end(
@@ -363,18 +414,18 @@ class SpanEmitter(BaseCallbackHandler):
     def _describe_reply(self, span: Span, reply: AIMessage) -> None:
         usage = reply.usage_metadata
         if usage:
-            span.set_attribute(_INPUT_TOKENS, usage["input_tokens"])
-            span.set_attribute(_OUTPUT_TOKENS, usage["output_tokens"])
+            span.set_attribute(INPUT_TOKENS, usage["input_tokens"])
+            span.set_attribute(OUTPUT_TOKENS, usage["output_tokens"])
         metadata = reply.response_metadata or {}
         finish = metadata.get("finish_reason")
         if isinstance(finish, str):
-            span.set_attribute(_RESPONSE_FINISH_REASONS, [finish])
+            span.set_attribute(RESPONSE_FINISH_REASONS, [finish])
         model = metadata.get("model_name") or metadata.get("model")
         if isinstance(model, str):
-            span.set_attribute(_RESPONSE_MODEL, model)
+            span.set_attribute(RESPONSE_MODEL, model)
         if self.capture_content:
             finish_reason = "tool_call" if reply.tool_calls else (finish or "stop")
-            span.set_attribute(_OUTPUT_MESSAGES, _messages_json([reply], finish=finish_reason))
+            span.set_attribute(OUTPUT_MESSAGES, messages_json([reply], finish=finish_reason))
 
     on_llm_error = on_chain_error
 
@@ -395,22 +446,25 @@ class SpanEmitter(BaseCallbackHandler):
         """An ``execute_tool {tool}`` span with the call id and (opt-in) the arguments."""
         info = serialized or {}
         name = event_name(info, kwargs) or "tool"
+        call_id = tool_call_id_of(tool_call_id, inputs)
         attributes: dict[str, AttributeValue] = {
             GENAI_OPERATION: "execute_tool",
-            _TOOL_NAME: name,
-            _TOOL_TYPE: "function",
+            TOOL_NAME: name,
+            TOOL_TYPE: "function",
         }
-        if tool_call_id:
-            attributes[_TOOL_CALL_ID] = tool_call_id
+        if call_id:
+            attributes[TOOL_CALL_ID] = call_id
         description = info.get("description")
         if isinstance(description, str) and description:
-            attributes[_TOOL_DESCRIPTION] = description
+            attributes[TOOL_DESCRIPTION] = description
         if self.capture_content:
-            attributes[_TOOL_ARGUMENTS] = _json(inputs if inputs is not None else input_str)
+            given = tool_inputs(inputs)
+            attributes[TOOL_ARGUMENTS] = to_json(given if given is not None else input_str)
         parent = self._parent(parent_run_id)
-        self._open(
-            run_id, parent, f"execute_tool {name}", SpanKind.INTERNAL, attributes, is_tool=True
-        )
+        place = self._place(parent, "", metadata)
+        run = _Run(None, None, True, place, graph_namespace(metadata), name, call_id)
+        self._where(run, attributes, node_of(metadata))
+        self._open(run_id, parent, f"execute_tool {name}", SpanKind.INTERNAL, attributes, run)
 
     def on_tool_end(
         self,
@@ -420,13 +474,18 @@ class SpanEmitter(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        """End the tool span; an error ToolMessage marks it failed."""
-        span = self._close(run_id)
-        if span is None:
+        """End the tool span; an error ToolMessage (also inside a Command) marks it failed."""
+        run = self._pop(run_id)
+        span = run.span if run is not None else None
+        if run is None or span is None:
             return
-        content, error = tool_outcome(output)
+        if run.call_id is None and isinstance(output, ToolMessage) and output.tool_call_id:
+            # The tool ran without an id (langchain-core < 1.0); its answer still names it.
+            run.call_id = output.tool_call_id
+            span.set_attribute(TOOL_CALL_ID, output.tool_call_id)
+        content, error = tool_outcome(output, run.call_id)
         if self.capture_content:
-            span.set_attribute(_TOOL_RESULT, _json(content))
+            span.set_attribute(TOOL_RESULT, to_json(content))
         if error is not None:
             span.set_attribute(ERROR_TYPE, _TOOL_MESSAGE_ERROR)
             span.set_status(Status(StatusCode.ERROR, error))

@@ -1,4 +1,4 @@
-"""Deterministic tool-call metrics (DESIGN §5) and the registry that names them."""
+"""Deterministic tool-call metrics (docs/metrics.md) and the registry that names them."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from harness.metrics.accuracy import NoUnexpectedToolCalls, ToolCallAccuracy, To
 from harness.metrics.arguments import ToolArgumentCorrectness
 from harness.metrics.base import Details, Issue, Metric, Pair, ReasonCode, Score
 from harness.metrics.f1 import ToolCallF1
+from harness.metrics.ragas import RagasToolCallAccuracy, RagasToolCallF1
 from harness.metrics.registry import get_metric, metric_names, metric_options, register_metric
 from harness.metrics.selection import ToolSelectionAccuracy
 from harness.metrics.sequence import ToolCallSequenceAccuracy
@@ -16,6 +17,8 @@ __all__ = [
     "Metric",
     "NoUnexpectedToolCalls",
     "Pair",
+    "RagasToolCallAccuracy",
+    "RagasToolCallF1",
     "ReasonCode",
     "Score",
     "ToolArgumentCorrectness",

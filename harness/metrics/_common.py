@@ -1,16 +1,33 @@
-"""Helpers shared by the metric modules: option checks, reason wording, issue building."""
+"""Helpers shared by the metric modules: option checks, comparators, reason wording, issues.
+
+Every metric module has the same layout (docs/architecture.md, "Metric"): its class(es), then
+module-level ``_explain_*`` functions that build a score's reason and details, then that
+module's own small helpers. Anything two metric modules need lives here.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+import marshal
 from functools import partial
+from operator import attrgetter
 from typing import Any
+
+from rapidfuzz.distance import Levenshtein
 
 from harness.errors import MetricConfigError
 from harness.expectation import Expectation
 from harness.matching import max_matching
 from harness.metrics.base import Details, Issue, Score, make_score
-from harness.values import ABSENT, ArgDiff, args_key, describe_pattern, pointer_token
+from harness.text import shorten
+from harness.values import (
+    ABSENT,
+    ArgDiff,
+    args_key,
+    call_bytes,
+    describe_pattern,
+    pointer_token,
+)
 from tracing.records import ToolCall
 
 BOTH_EMPTY_REASON = "no tool calls expected and none were made"
@@ -21,20 +38,118 @@ REASON_CAP = 3
 
 _VALUE_PREVIEW = 60
 
+_CALL_PREVIEW = 80
+
+COMPATS = (None, "ragas")
+"""Values of the ``compat`` option; ``"ragas"`` builds the class in ``harness.metrics.ragas``."""
+
+ORDERS = ("strict", "flexible")
+"""Values of ToolCallSequenceAccuracy's ``order`` option."""
+
+by_name = attrgetter("name")
+"""Key of a call or an expectation for the matching engines: its tool name."""
+
 
 def check_choice(metric: str, option: str, value: Any, choices: Sequence[Any]) -> Any:
     """Reject an option value outside ``choices``; the error names the valid ones."""
     if value in choices:
         return value
     valid = ", ".join(repr(choice) for choice in choices)
-    raise MetricConfigError(f"{metric}: {option} must be one of {valid}; got {value!r}")
+    raise MetricConfigError(
+        f"{metric}: {option} must be one of {valid}; got {value!r}",
+        metric=metric,
+        option=option,
+        value=value,
+    )
 
 
 def check_flag(metric: str, option: str, value: Any) -> bool:
     """Reject a non-bool flag (``strict="no"`` would otherwise be truthy)."""
     if not isinstance(value, bool):
-        raise MetricConfigError(f"{metric}: {option} must be true or false, got {value!r}")
+        raise MetricConfigError(
+            f"{metric}: {option} must be true or false, got {value!r}",
+            metric=metric,
+            option=option,
+            value=value,
+        )
     return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Argument comparators (ToolCallSequenceAccuracy and its Ragas twin)
+
+Comparator = Callable[[Any, Any], float]
+"""``comparator(expected_value, actual_value) -> float in [0, 1]``."""
+
+COMPARATORS = ("exact", "string", "similarity")
+"""The comparator names the ``comparator`` option accepts besides a callable."""
+
+
+def string_equal(expected: Any, actual: Any) -> float:
+    """1.0 when ``str()`` of both values agree (Ragas's ExactMatch), else 0.0."""
+    return 1.0 if str(expected) == str(actual) else 0.0
+
+
+def similarity(expected: Any, actual: Any) -> float:
+    """Normalised Levenshtein similarity of the two values' ``str()``."""
+    # Ragas's NonLLMStringSimilarity computes 1 - normalized_distance; kept literally so compat
+    # numbers agree to the last bit.
+    return 1.0 - Levenshtein.normalized_distance(str(expected), str(actual))
+
+
+_NAMED: dict[str, Comparator] = {"string": string_equal, "similarity": similarity}
+
+
+def resolve_comparator(
+    metric: str, comparator: str | Comparator, exact: Comparator | None
+) -> Comparator | None:
+    """The function a ``comparator`` option names; ``exact`` is what "exact" means to ``metric``.
+
+    A callable is wrapped so that a result outside [0, 1] is an error, not silently summed.
+    """
+    if callable(comparator):
+        return _checked(metric, comparator)
+    if comparator not in COMPARATORS:
+        raise MetricConfigError(
+            f"{metric}: comparator must be one of 'exact', 'string', 'similarity' "
+            f"or a callable (expected, actual) -> float in [0, 1]; got {comparator!r}",
+            metric=metric,
+            option="comparator",
+            value=comparator,
+        )
+    return exact if comparator == "exact" else _NAMED[comparator]
+
+
+def _checked(metric: str, comparator: Comparator) -> Comparator:
+    """Wrap a user callable so a value outside [0, 1] is reported, not silently summed."""
+    label = getattr(comparator, "__name__", repr(comparator))
+
+    def call(expected: Any, actual: Any) -> float:
+        result = comparator(expected, actual)
+        if isinstance(result, bool) or not isinstance(result, (int, float)):
+            raise MetricConfigError(
+                f"{metric}: comparator {label} must return a number in [0, 1], "
+                f"got {result!r} for expected {expected!r} vs actual {actual!r}",
+                metric=metric,
+                option="comparator",
+                value=result,
+            )
+        value = float(result)
+        if not 0.0 <= value <= 1.0:  # also rejects NaN
+            raise MetricConfigError(
+                f"{metric}: comparator {label} returned {value!r} for expected {expected!r} vs "
+                f"actual {actual!r}; it must return a number in [0, 1]",
+                metric=metric,
+                option="comparator",
+                value=result,
+            )
+        return value
+
+    return call
+
+
+# ---------------------------------------------------------------------------------------------
+# Reason wording
 
 
 def fmt(value: float) -> str:
@@ -42,19 +157,20 @@ def fmt(value: float) -> str:
     return f"{value:.2f}"
 
 
-def short(text: str, limit: int = _VALUE_PREVIEW) -> str:
-    """Cut a long rendering so that one huge argument cannot swamp a reason."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def prf(precision: float, recall: float, f1: float) -> dict[str, Any]:
+    """The precision / recall / F1 figures an F1 metric puts in its details."""
+    return {"precision": precision, "recall": recall, "f1": f1}
 
 
+# Values are cut so that one huge argument cannot swamp a reason.
 def show_value(value: Any) -> str:
     """Render an actual argument value for a reason."""
-    return "<absent>" if value is ABSENT else short(repr(value))
+    return "<absent>" if value is ABSENT else shorten(repr(value), _VALUE_PREVIEW)
 
 
 def show_pattern(pattern: Any) -> str:
     """Render an expected argument pattern for a reason."""
-    return short(describe_pattern(pattern))
+    return shorten(describe_pattern(pattern), _VALUE_PREVIEW)
 
 
 def capped(items: Sequence[str], cap: int = REASON_CAP, sep: str = ", ") -> str:
@@ -90,7 +206,7 @@ def diff_clause(tool: str, diff: ArgDiff) -> str:
 
 def describe_call(call: ToolCall | Expectation) -> str:
     """``name(key=value, ...)``, shortened for reasons."""
-    return short(call.describe(), 80)
+    return shorten(call.describe(), _CALL_PREVIEW)
 
 
 def describe_calls(calls: Sequence[ToolCall | Expectation], indices: Iterable[int]) -> str:
@@ -99,8 +215,9 @@ def describe_calls(calls: Sequence[ToolCall | Expectation], indices: Iterable[in
 
 
 def same_name(exp: Expectation, call: ToolCall) -> bool:
-    """May these two pair at all? The names agree (arguments are judged elsewhere)."""
-    return exp.name == call.name
+    """May these two pair at all? The names agree (arguments are judged elsewhere), and the
+    call is in the expectation's agent/node and not ``invalid`` (Expectation.pairs_with)."""
+    return exp.pairs_with(call)
 
 
 def empty_sides_score(
@@ -110,7 +227,7 @@ def empty_sides_score(
     actual: Sequence[ToolCall],
     list_made: Callable[[Sequence[ToolCall]], str] | None = None,
 ) -> Score:
-    """DESIGN §5.4's empty-list rules (also §5.5, §5.6); call it when either list is empty.
+    """The empty-list rules (docs/metrics.md); call it when either list is empty.
 
     Both empty → 1.0; calls made but none expected → 0.0, ``list_made`` naming them in the
     reason when given; calls expected but none made → 0.0.
@@ -161,7 +278,7 @@ def tool_error_issues(actual: Sequence[ToolCall], indices: Iterable[int]) -> lis
     for j in indices:
         call = actual[j]
         if call.status == "error":
-            detail = f": {short(call.error)}" if call.error else ""
+            detail = f": {shorten(call.error, _VALUE_PREVIEW)}" if call.error else ""
             issues.append(Issue("tool_error", f"{call.name} raised{detail}", None, j))
     return issues
 
@@ -201,6 +318,8 @@ _GREEDY_LIMIT = 4096
 _CHECK_BUDGET = 1024
 """Most edge tests spent proving a greedy matching maximum before the exact engine takes over."""
 
+_dumps = marshal.dumps
+
 ArgsRelation = Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
 """``relation(expected pattern, actual args)``: may this expectation pair with that call?"""
 
@@ -216,34 +335,45 @@ def match_count(
 
     Equal to ``max_matching(expected, actual, ..., key=name).size``, for metrics whose value
     needs only that number (the pairing itself is built when someone reads the details).
-    ``keyed=True`` declares ``relation`` to be ``args_equal``, so literal keys may settle it.
+    ``relation`` must hold for identical arguments (``args_match`` and ``args_equal`` do);
+    ``keyed=True`` declares it to be ``args_equal``, so literal keys may settle it.
 
-    A greedy pass pairs what it can: position by position first (a run that went to plan pairs
-    completely there), then each leftover expectation with the first free call it accepts. That
-    is maximum unless an augmenting path exists; the check below rules one out in all but rare
+    Identical calls pair first, without comparing values one by one: a literal expectation's
+    bytes (``Expectation.exact``) equal to a call's prove the edge, position by position (a run
+    that went to plan pairs completely there), then through a dict. A greedy pass with
+    ``relation`` pairs each leftover expectation with the first free call it accepts. That is
+    maximum unless an augmenting path exists; the check below rules one out in all but rare
     cases, and those go to an exact method.
     """
     n, m = len(expected), len(actual)
+    try:
+        keys = [_dumps(call.args, 2) for call in actual]  # harness.values.call_bytes, inlined
+    except ValueError:
+        keys = [call_bytes(call.args) for call in actual]
     k = n if n < m else m
     taken = [False] * m
-    order: list[int] = []  # calls in the order greedy took them
-    paired: list[int] = []  # expectations greedy paired
-    rest: list[int] = []  # expectations still to place after the positional pass
+    rest: list[int] = []  # expectations still to place
     for i in range(k):
-        exp, call = expected[i], actual[i]
-        if exp.name == call.name and relation(exp.args, call.args):
-            taken[i] = True
-            order.append(i)
-            paired.append(i)
-        else:
-            rest.append(i)
-    if len(order) == k:
+        exp = expected[i]
+        exact = exp.exact  # None for a scoped expectation: pairs_with must judge those
+        call = actual[i]
+        if exact is not None and exact == keys[i] and exp.name == call.name:
+            if call.status != "invalid":  # an invalid call pairs with nothing (pairs_with)
+                taken[i] = True
+                continue
+        rest.append(i)
+    if not rest:
         return k  # nothing can pair more than min(n, m)
+    order = [j for j in range(k) if taken[j]]  # calls in the order they were taken
+    paired = order.copy()  # expectations paired so far
+    rest.extend(range(k, n))
+    rest = _pair_identical(expected, actual, keys, rest, taken, order, paired)
+    if len(order) == k:
+        return k
     if n * m > _GREEDY_LIMIT:
         # Huge samples: the engine's lazy Hopcroft–Karp runs its own greedy pass; a second one
         # here, plus the check below, would only add to its cost.
         return _exact_count(expected, actual, relation, keyed)
-    rest.extend(range(k, n))
     free = [j for j in range(m) if not taken[j]]
     left: list[tuple[int, int]] = []  # an unpaired expectation, and len(order) at its turn
     for i in rest:
@@ -251,7 +381,7 @@ def match_count(
         name, pattern = exp.name, exp.args
         for pos, j in enumerate(free):
             call = actual[j]
-            if call.name == name and relation(pattern, call.args):
+            if call.name == name and exp.pairs_with(call) and relation(pattern, call.args):
                 del free[pos]
                 order.append(j)
                 paired.append(i)
@@ -270,15 +400,48 @@ def match_count(
     return _exact_count(expected, actual, relation, keyed)
 
 
+def _pair_identical(
+    expected: Sequence[Expectation],
+    actual: Sequence[ToolCall],
+    keys: list[bytes | None],
+    rest: list[int],
+    taken: list[bool],
+    order: list[int],
+    paired: list[int],
+) -> list[int]:
+    """Pair leftover expectations with free calls of the same name and bytes; return the others.
+
+    Any such pair is an edge; which identical call an expectation takes does not matter for the
+    proof that follows, which only needs the calls taken so far to come first in ``order``.
+    """
+    waiting: dict[tuple[str, bytes], list[int]] = {}
+    for j, key in enumerate(keys):
+        if key is not None and not taken[j] and actual[j].status != "invalid":
+            waiting.setdefault((actual[j].name, key), []).append(j)
+    if not waiting:
+        return rest
+    unplaced: list[int] = []
+    for i in rest:
+        exp = expected[i]
+        exact = exp.exact
+        calls = waiting.get((exp.name, exact)) if exact is not None else None
+        if calls:
+            j = calls.pop()
+            taken[j] = True
+            order.append(j)
+            paired.append(i)
+        else:
+            unplaced.append(i)
+    return unplaced
 def _exact_count(
     expected: Sequence[Expectation], actual: Sequence[ToolCall], relation: ArgsRelation, keyed: bool
 ) -> int:
     """Maximum matching size by literal keys when they apply, else by the matching engine."""
-    if keyed:
+    if keyed and not _scoped(expected, actual):
         count = _keyed_count(expected, actual)
         if count is not None:
             return count
-    return max_matching(expected, actual, partial(_related, relation), key=_name).size
+    return max_matching(expected, actual, partial(_related, relation), key=by_name).size
 
 
 def _no_augmenting_path(
@@ -299,8 +462,11 @@ def _no_augmenting_path(
     """
     for i, before in left:
         exp = expected[i]
+        name = exp.name
         for j in order[:before]:
-            if _related(relation, exp, actual[j]):
+            call = actual[j]
+            # Names first, inline: most candidates differ there and need no further call.
+            if call.name == name and _related(relation, exp, call):
                 break
         else:
             continue
@@ -309,19 +475,22 @@ def _no_augmenting_path(
         return True
     for j in free:
         call = actual[j]
+        name = call.name
         for i in paired:
-            if _related(relation, expected[i], call):
+            exp = expected[i]
+            if exp.name == name and _related(relation, exp, call):
                 return False
     return True
 
 
+def _scoped(expected: Sequence[Expectation], actual: Sequence[ToolCall]) -> bool:
+    """Does pairing here need more than names: a scoped expectation or an ``invalid`` call?"""
+    return any(exp.scoped for exp in expected) or any(c.status == "invalid" for c in actual)
+
+
 def _related(relation: ArgsRelation, exp: Expectation, call: ToolCall) -> bool:
-    """Same name and ``relation`` on the arguments."""
-    return exp.name == call.name and relation(exp.args, call.args)
-
-
-def _name(item: Expectation | ToolCall) -> str:
-    return item.name
+    """Same name (and scope, see Expectation.pairs_with) and ``relation`` on the arguments."""
+    return exp.pairs_with(call) and relation(exp.args, call.args)
 
 
 def _keyed_count(expected: Sequence[Expectation], actual: Sequence[ToolCall]) -> int | None:

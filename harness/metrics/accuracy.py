@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from operator import attrgetter
 
 from harness.errors import SampleError
 from harness.expectation import Expectation
 from harness.matching import Matching, max_matching, ordered_alignment
 from harness.metrics._common import (
+    by_name,
     closest_mismatch_issues,
     describe_call,
     describe_calls,
@@ -28,37 +28,30 @@ from harness.metrics.base import (
     make_score,
 )
 from harness.sample import Sample
+from harness.text import plural
 from harness.values import args_match
 from tracing.records import ToolCall
 
-_name = attrgetter("name")
 _accepts = Expectation.accepts
 
 
-def _require_expected(metric: str, sample: Sample) -> list[Expectation]:
-    expected = sample.expected_tool_calls
-    if not expected:
-        raise SampleError(
-            f"{metric}: the sample has no expected tool calls, so there is nothing to measure; "
-            "declare at least one expected call (use no_unexpected_tool_calls to assert that "
-            "no tool is called)"
-        )
-    return expected
-
-
 class ToolCallAccuracy:
-    """Matched expectations / expected calls, over a maximum matching (DESIGN §5.1)."""
+    """Matched expectations / expected calls, over a maximum matching (docs/metrics.md)."""
 
     __slots__ = ("threshold",)
     name = "tool_call_accuracy"
 
-    def __init__(self, *, threshold: float = 1.0) -> None:
+    def __init__(self, threshold: float = 1.0) -> None:
         self.threshold = check_threshold(self.name, threshold)
 
     def evaluate(self, sample: Sample) -> Score:
         """Score one sample; extra actual calls do not lower the score."""
-        expected = _require_expected(self.name, sample)
-        actual = sample.require_recorded()
+        expected = sample.expected_tool_calls
+        if not expected:
+            _require_expected(self.name, sample)
+        actual = sample.tool_calls
+        if actual is None:
+            actual = sample.require_recorded()
         # Only the matching's size is needed now; the pairing is built when details are read.
         value = match_count(expected, actual, args_match) / len(expected)
         explain = partial(_explain_accuracy, tuple(expected), tuple(actual))
@@ -68,7 +61,7 @@ class ToolCallAccuracy:
 def _explain_accuracy(
     expected: Sequence[Expectation], actual: Sequence[ToolCall]
 ) -> tuple[str, Details]:
-    matching = max_matching(expected, actual, _accepts, key=_name)
+    matching = max_matching(expected, actual, _accepts, key=by_name)
     pairs = tuple(Pair(i, j, (), 1.0) for i, j in matching.pairs)
     issues: list[Issue] = []
     if matching.unmatched_expected:
@@ -98,14 +91,14 @@ class NoUnexpectedToolCalls:
     __slots__ = ("threshold",)
     name = "no_unexpected_tool_calls"
 
-    def __init__(self, *, threshold: float = 1.0) -> None:
+    def __init__(self, threshold: float = 1.0) -> None:
         self.threshold = check_threshold(self.name, threshold)
 
     def evaluate(self, sample: Sample) -> Score:
         """Score one sample; no expectations means every call is unexpected."""
         expected = sample.expected_tool_calls
         actual = sample.require_recorded()
-        matching = max_matching(expected, actual, _accepts, key=_name)
+        matching = max_matching(expected, actual, _accepts, key=by_name)
         value = 0.0 if matching.unmatched_actual else 1.0
         explain = partial(_explain_no_unexpected, tuple(actual), matching)
         return lazy_score(self.name, value, self.threshold, explain)
@@ -117,18 +110,18 @@ def _explain_no_unexpected(actual: Sequence[ToolCall], matching: Matching) -> tu
     issues = unexpected_issues(actual, extras)
     details = Details(pairs, matching.unmatched_expected, extras, tuple(issues))
     if extras:
-        noun = "call" if len(extras) == 1 else "calls"
-        return f"{len(extras)} unexpected {noun}: {describe_calls(actual, extras)}", details
+        head = plural(len(extras), "unexpected call")
+        return f"{head}: {describe_calls(actual, extras)}", details
     return f"no unexpected tool calls ({len(actual)} made, all expected)", details
 
 
 class ToolCallOrder:
-    """Fraction of expectations paired in order by an optimal (LCS) alignment (DESIGN §5.3)."""
+    """Fraction of expectations paired in order by an optimal (LCS) alignment (docs/metrics.md)."""
 
     __slots__ = ("threshold",)
     name = "tool_call_order"
 
-    def __init__(self, *, threshold: float = 1.0) -> None:
+    def __init__(self, threshold: float = 1.0) -> None:
         self.threshold = check_threshold(self.name, threshold)
 
     def evaluate(self, sample: Sample) -> Score:
@@ -175,3 +168,16 @@ def _explain_order(
     if missing:
         reason += f"; missing: {describe_calls(expected, missing)}"
     return reason, details
+
+
+def _require_expected(metric: str, sample: Sample) -> list[Expectation]:
+    """The sample's expectations; an error when there are none (nothing to measure)."""
+    expected = sample.expected_tool_calls
+    if not expected:
+        raise SampleError(
+            f"{metric}: the sample has no expected tool calls, so there is nothing to measure; "
+            "declare at least one expected call (use no_unexpected_tool_calls to assert that "
+            "no tool is called)",
+            metric=metric,
+        )
+    return expected

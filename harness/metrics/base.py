@@ -206,11 +206,19 @@ def check_threshold(metric: str, threshold: Any) -> float:
     """Validate a threshold: a real number within [0, 1]; the error names the metric."""
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
         raise MetricConfigError(
-            f"{metric}: threshold must be a number in [0, 1], got {threshold!r}"
+            f"{metric}: threshold must be a number in [0, 1], got {threshold!r}",
+            metric=metric,
+            option="threshold",
+            value=threshold,
         )
     value = float(threshold)
     if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise MetricConfigError(f"{metric}: threshold must be within [0, 1], got {threshold!r}")
+        raise MetricConfigError(
+            f"{metric}: threshold must be within [0, 1], got {threshold!r}",
+            metric=metric,
+            option="threshold",
+            value=threshold,
+        )
     return value
 
 
@@ -228,9 +236,20 @@ def make_score(
     return Score(name, value, threshold, passed, reason, details)
 
 
+_new_score = object.__new__
+_set = object.__setattr__
+
+
 def lazy_score(
     name: str, value: float, threshold: float, explain: Explain, *, force_fail: bool = False
 ) -> Score:
     """Like :func:`make_score`, with reason and details built by ``explain`` on first access."""
-    passed = value >= threshold and not force_fail
-    return Score(name, value, threshold, passed, explain=explain)
+    # Every metric returns one of these per sample, so it skips Score.__init__'s argument
+    # handling; ``_reason`` and ``_details`` stay unset until ``_resolve`` fills them.
+    score = _new_score(Score)
+    _set(score, "name", name)
+    _set(score, "value", value)
+    _set(score, "threshold", threshold)
+    _set(score, "passed", value >= threshold and not force_fail)
+    _set(score, "_explain", explain)
+    return score

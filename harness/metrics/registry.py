@@ -7,11 +7,14 @@ Third-party packages add metrics through the entry point group ``toolcall_harnes
 
 Entry points are only imported when their name is asked for, so a broken plugin cannot break
 scoring with the built-in metrics.
+
+``compat="ragas"`` (Python or YAML) maps ``tool_call_sequence_accuracy`` and ``tool_call_f1`` to
+``harness.metrics.ragas``'s classes: the native classes build them when given that option, so
+``get_metric(name, compat="ragas")`` and the class call give the same metric.
 """
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import re
 from collections.abc import Callable
@@ -25,6 +28,7 @@ from harness.metrics.base import Metric
 from harness.metrics.f1 import ToolCallF1
 from harness.metrics.selection import ToolSelectionAccuracy
 from harness.metrics.sequence import ToolCallSequenceAccuracy
+from harness.text import did_you_mean
 
 ENTRY_POINT_GROUP = "toolcall_harness.metrics"
 
@@ -103,12 +107,12 @@ def _lookup(name: str) -> MetricFactory:
     if ep is not None:
         return _load_entry_point(ep)
     message = f"unknown metric {name!r}"
-    close = difflib.get_close_matches(str(name), metric_names(), n=1, cutoff=0.6)
-    if close:
-        message += f" — did you mean {close[0]!r}?"
+    hint = did_you_mean(str(name), metric_names())
+    if hint:
+        message += f" — {hint}"
     else:
         message += f"; known metrics: {', '.join(metric_names())}"
-    raise MetricConfigError(message)
+    raise MetricConfigError(message, metric=name)
 
 
 def metric_names() -> list[str]:
@@ -151,11 +155,11 @@ def get_metric(name: str, /, **options: Any) -> Metric:
         if unknown:
             option = unknown[0]
             message = f"metric {name!r}: unknown option {option!r}"
-            close = difflib.get_close_matches(option, valid, n=1, cutoff=0.6)
-            if close:
-                message += f" (did you mean {close[0]!r}?)"
+            hint = did_you_mean(option, valid)
+            if hint:
+                message += f" ({hint})"
             message += f"; valid options: {', '.join(valid) or '(none)'}"
-            raise MetricConfigError(message)
+            raise MetricConfigError(message, metric=name, option=option, value=options[option])
     metric = factory(**options)
     if not isinstance(metric, Metric):
         raise MetricConfigError(

@@ -21,35 +21,13 @@ from harness.sample import Sample
 from tracing.records import ToolCall
 
 
-def _list_names(actual: Sequence[ToolCall]) -> str:
-    return capped([call.name for call in actual])
-
-
-def _name_multiset_pairing(expected: list[Expectation], actual: list[ToolCall]) -> Matching:
-    """Pair the n-th expected use of a name with its n-th actual use: a maximum name matching."""
-    queues: defaultdict[str, deque[int]] = defaultdict(deque)
-    for j, call in enumerate(actual):
-        queues[call.name].append(j)
-    pairs: list[tuple[int, int]] = []
-    unmatched_expected: list[int] = []
-    for i, exp in enumerate(expected):
-        queue = queues.get(exp.name)
-        if queue:
-            pairs.append((i, queue.popleft()))
-        else:
-            unmatched_expected.append(i)
-    used = {j for _, j in pairs}
-    unmatched_actual = tuple(j for j in range(len(actual)) if j not in used)
-    return Matching(tuple(pairs), tuple(unmatched_expected), unmatched_actual)
-
-
 class ToolSelectionAccuracy:
     """F1 over tool-name multisets, or with ``ordered=True`` LCS of names / longer length."""
 
     __slots__ = ("ordered", "threshold")
     name = "tool_selection_accuracy"
 
-    def __init__(self, *, threshold: float = 0.8, ordered: bool = False) -> None:
+    def __init__(self, threshold: float = 0.8, *, ordered: bool = False) -> None:
         self.threshold = check_threshold(self.name, threshold)
         self.ordered = check_flag(self.name, "ordered", ordered)
 
@@ -71,41 +49,64 @@ class ToolSelectionAccuracy:
             value = 2 * matched / (len(expected) + len(actual))
             precision, recall = matched / len(actual), matched / len(expected)
             head = f"tool-name F1 {fmt(value)} (precision {fmt(precision)}, recall {fmt(recall)})"
-        return self._score(expected, actual, matching, value, head)
+        reason, details = _explain_selection(self.ordered, expected, actual, matching, head)
+        return make_score(self.name, value, self.threshold, reason, details)
 
-    def _score(
-        self,
-        expected: list[Expectation],
-        actual: list[ToolCall],
-        matching: Matching,
-        value: float,
-        head: str,
-    ) -> Score:
-        misplaced: list[int] = []
-        missing = list(matching.unmatched_expected)
-        unexpected = list(matching.unmatched_actual)
-        if self.ordered:
-            # A name that occurs on the other side is there, just out of place.
-            actual_names = {call.name for call in actual}
-            expected_names = {exp.name for exp in expected}
-            misplaced = [i for i in missing if expected[i].name in actual_names]
-            missing = [i for i in missing if expected[i].name not in actual_names]
-            unexpected = [j for j in unexpected if actual[j].name not in expected_names]
-        issues = [
-            Issue("wrong_order", f"{expected[i].name} called out of the expected order", i)
-            for i in misplaced
-        ]
-        issues += missing_issues(expected, missing)
-        issues += unexpected_issues(actual, unexpected)
-        pairs = tuple(Pair(i, j, (), 1.0) for i, j in matching.pairs)
-        details = Details(
-            pairs, matching.unmatched_expected, matching.unmatched_actual, tuple(issues)
-        )
-        parts = [head]
-        if misplaced:
-            parts.append(f"out of order: {capped([expected[i].name for i in misplaced])}")
-        if missing:
-            parts.append(f"missing: {capped([expected[i].name for i in missing])}")
-        if unexpected:
-            parts.append(f"unexpected: {capped([actual[j].name for j in unexpected])}")
-        return make_score(self.name, value, self.threshold, "; ".join(parts), details)
+
+def _explain_selection(
+    ordered: bool,
+    expected: list[Expectation],
+    actual: list[ToolCall],
+    matching: Matching,
+    head: str,
+) -> tuple[str, Details]:
+    """Reason and details: what was out of order (ordered mode), missing and unexpected."""
+    misplaced: list[int] = []
+    missing = list(matching.unmatched_expected)
+    unexpected = list(matching.unmatched_actual)
+    if ordered:
+        # A name that occurs on the other side is there, just out of place.
+        actual_names = {call.name for call in actual}
+        expected_names = {exp.name for exp in expected}
+        misplaced = [i for i in missing if expected[i].name in actual_names]
+        missing = [i for i in missing if expected[i].name not in actual_names]
+        unexpected = [j for j in unexpected if actual[j].name not in expected_names]
+    issues = [
+        Issue("wrong_order", f"{expected[i].name} called out of the expected order", i)
+        for i in misplaced
+    ]
+    issues += missing_issues(expected, missing)
+    issues += unexpected_issues(actual, unexpected)
+    pairs = tuple(Pair(i, j, (), 1.0) for i, j in matching.pairs)
+    details = Details(pairs, matching.unmatched_expected, matching.unmatched_actual, tuple(issues))
+    parts = [head]
+    if misplaced:
+        parts.append(f"out of order: {capped([expected[i].name for i in misplaced])}")
+    if missing:
+        parts.append(f"missing: {capped([expected[i].name for i in missing])}")
+    if unexpected:
+        parts.append(f"unexpected: {capped([actual[j].name for j in unexpected])}")
+    return "; ".join(parts), details
+
+
+def _list_names(actual: Sequence[ToolCall]) -> str:
+    """Every call's tool name, capped, for the "none expected" reason."""
+    return capped([call.name for call in actual])
+
+
+def _name_multiset_pairing(expected: list[Expectation], actual: list[ToolCall]) -> Matching:
+    """Pair the n-th expected use of a name with its n-th actual use: a maximum name matching."""
+    queues: defaultdict[str, deque[int]] = defaultdict(deque)
+    for j, call in enumerate(actual):
+        queues[call.name].append(j)
+    pairs: list[tuple[int, int]] = []
+    unmatched_expected: list[int] = []
+    for i, exp in enumerate(expected):
+        queue = queues.get(exp.name)
+        if queue:
+            pairs.append((i, queue.popleft()))
+        else:
+            unmatched_expected.append(i)
+    used = {j for _, j in pairs}
+    unmatched_actual = tuple(j for j in range(len(actual)) if j not in used)
+    return Matching(tuple(pairs), tuple(unmatched_expected), unmatched_actual)

@@ -1,10 +1,12 @@
-"""Chat models handed to agents (DESIGN §8): demo, scripted, replay, or a real provider.
+"""Chat models handed to agents (docs/architecture.md): demo, scripted, or a real provider.
 
 ``make_model(spec, script=...)`` is the one entry point the runner uses. ``spec`` is what a
 scenario file's ``model:`` holds: nothing or ``"demo"`` (the default), a mapping
-``{provider: demo|scripted|replay|<name>, model: ..., **options}``, or a ``"provider:model"``
-string. Kinds live in a registry (``PROVIDERS``), so record/replay cassettes plug in later with
-``register_provider("replay", ...)`` and no change to the runner.
+``{provider: demo|scripted|<name>, model: ..., **options}``, or a ``"provider:model"`` string.
+Kinds live in a registry (``PROVIDERS``). A real provider's model is a
+:class:`~harness.models.lazy.ProviderChatModel`, built on its first turn: loading a suite never
+needs the provider's package or key. Record and replay wrap whatever model this returns
+(``harness.cassettes``); they are chosen by a flag, not by ``model:``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any, Protocol
 from langchain_core.language_models import BaseChatModel
 
 from harness.models.demo import DemoChatModel
-from harness.models.providers import ModelConfigError, init_provider_model
+from harness.models.lazy import ProviderChatModel, provider_model
+from harness.models.providers import ModelConfigError
 
 __all__ = [
     "PROVIDERS",
@@ -23,6 +26,7 @@ __all__ = [
     "ModelConfigError",
     "ModelProvider",
     "ModelSpec",
+    "ProviderChatModel",
     "make_model",
     "register_provider",
 ]
@@ -69,10 +73,12 @@ def _scripted(options: Mapping[str, Any], script: Sequence[Any] | None) -> BaseC
 
 
 def _replay(options: Mapping[str, Any], script: Sequence[Any] | None) -> BaseChatModel:
+    # kept so a file written for the old seam gets a pointer to what replaced it
     raise ModelConfigError(
-        "model provider 'replay' is not available yet: record/replay cassettes are planned. "
-        "Use `provider: demo` (no key), `provider: scripted` with a `script:`, or a real "
-        "'provider:model' string for now."
+        "model provider 'replay' is not available yet: record/replay cassettes are chosen on "
+        "the command line, not in `model:`. Keep the real model (e.g. 'openai:gpt-4o-mini') "
+        "and run `harness run --record` once, then `harness run --replay` "
+        "(pytest: --harness-record / --harness-replay)."
     )
 
 
@@ -85,7 +91,7 @@ PROVIDERS: dict[str, ModelProvider] = {
 
 
 def register_provider(name: str, provider: ModelProvider) -> None:
-    """Add or replace a model kind (``replay`` will be registered this way)."""
+    """Add or replace a model kind."""
     PROVIDERS[name] = provider
 
 
@@ -128,4 +134,4 @@ def make_model(spec: ModelSpec = None, *, script: Sequence[Any] | None = None) -
             f"model provider {provider!r} needs a model name: {{provider: {provider}, "
             f"model: <name>}} or '{provider}:<name>' (built-in kinds: {known})"
         )
-    return init_provider_model(provider, model, options)
+    return provider_model(provider, model, options)

@@ -14,13 +14,9 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from harness.errors import HarnessError
+from harness.errors import ModelConfigError
 
 __all__ = ["KEY_ENV", "PACKAGES", "ModelConfigError", "init_provider_model"]
-
-
-class ModelConfigError(HarnessError, ValueError):
-    """A model spec that cannot give a chat model: unknown kind, missing script, package or key."""
 
 
 # provider -> (LangChain integration package, environment variable holding the API key)
@@ -75,12 +71,19 @@ def _install_hint(provider: str) -> str:
     return f"pip install 'toolcall-harness[providers]' {quoted}"
 
 
+def _blank(value: Any) -> bool:
+    # a key of spaces is no key: the provider would only fail later, less clearly
+    return value is None or not str(value).strip()
+
+
 def _missing_key(provider: str, options: Mapping[str, Any]) -> str | None:
     """The API-key variable this provider needs and lacks (an ``api_key`` option counts)."""
     env = KEY_ENV.get(provider)
-    if env is None or os.environ.get(env) or options.get("api_key"):
+    if env is None:
         return None
-    return env
+    # a given api_key option is what the client uses, even when the variable is set too
+    given = options["api_key"] if "api_key" in options else os.environ.get(env)
+    return env if _blank(given) else None
 
 
 def init_provider_model(

@@ -34,36 +34,41 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, field_validator
 
+from harness.errors import ScriptError as ScriptError  # re-exported: callers import it here
+
 TurnSpec = AIMessage | Mapping[str, Any]
 """One scripted turn: an ``AIMessage`` or ``{"tool_calls": [...], "content": "..."}``."""
 
 DEFAULT_FINAL_ANSWER = "Done."
 
 
-class ScriptError(ValueError):
-    """A scripted turn that cannot be played (wrong shape, missing tool name, bad args)."""
-
-
 def _tool_call_from_spec(spec: Any, *, where: str) -> ToolCall:
     """Turn ``{"name", "args", "id"?}`` into a LangChain ``ToolCall`` (id kept or None)."""
     if not isinstance(spec, Mapping):
-        raise ScriptError(f"{where}: a tool call must be a mapping, got {spec!r}")
+        raise ScriptError(f"{where}: a tool call must be a mapping, got {spec!r}", where=where)
     name = spec.get("name")
     if not isinstance(name, str) or not name:
-        raise ScriptError(f"{where}: a tool call needs a non-empty 'name', got {spec!r}")
+        raise ScriptError(
+            f"{where}: a tool call needs a non-empty 'name', got {spec!r}", where=where
+        )
     args = spec.get("args", {})
     if isinstance(args, str):
         try:
             args = json.loads(args)
         except json.JSONDecodeError as exc:
-            raise ScriptError(f"{where}: 'args' of {name!r} is not valid JSON: {exc.msg}") from None
+            raise ScriptError(
+                f"{where}: 'args' of {name!r} is not valid JSON: {exc.msg}", where=where
+            ) from None
     if not isinstance(args, Mapping):
         raise ScriptError(
-            f"{where}: 'args' of {name!r} must be a mapping, got {type(args).__name__}"
+            f"{where}: 'args' of {name!r} must be a mapping, got {type(args).__name__}",
+            where=where,
         )
     call_id = spec.get("id")
     if call_id is not None and not isinstance(call_id, str):
-        raise ScriptError(f"{where}: 'id' of {name!r} must be a string, got {call_id!r}")
+        raise ScriptError(
+            f"{where}: 'id' of {name!r} must be a string, got {call_id!r}", where=where
+        )
     return ToolCall(name=name, args=dict(args), id=call_id, type="tool_call")
 
 
@@ -75,23 +80,29 @@ def _normalise_turn(turn: Any, position: int) -> AIMessage:
     if not isinstance(turn, Mapping):
         raise ScriptError(
             f"{where}: expected an AIMessage or a mapping with 'tool_calls'/'content', "
-            f"got {type(turn).__name__}"
+            f"got {type(turn).__name__}",
+            where=where,
         )
     unknown = set(turn) - {"tool_calls", "content"}
     if unknown:
         raise ScriptError(
-            f"{where}: unknown keys {sorted(unknown)}; allowed keys are 'tool_calls' and 'content'"
+            f"{where}: unknown keys {sorted(unknown)}; allowed keys are 'tool_calls' and 'content'",
+            where=where,
         )
     raw_calls = turn.get("tool_calls") or []
     if not isinstance(raw_calls, Sequence) or isinstance(raw_calls, (str, bytes)):
-        raise ScriptError(f"{where}: 'tool_calls' must be a list, got {type(raw_calls).__name__}")
+        raise ScriptError(
+            f"{where}: 'tool_calls' must be a list, got {type(raw_calls).__name__}", where=where
+        )
     calls = [
         _tool_call_from_spec(spec, where=f"{where}.tool_calls[{index}]")
         for index, spec in enumerate(raw_calls)
     ]
     content = turn.get("content", "")
     if not isinstance(content, str):
-        raise ScriptError(f"{where}: 'content' must be a string, got {type(content).__name__}")
+        raise ScriptError(
+            f"{where}: 'content' must be a string, got {type(content).__name__}", where=where
+        )
     return AIMessage(content=content, tool_calls=calls)
 
 

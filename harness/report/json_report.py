@@ -1,11 +1,14 @@
-"""The JSON report: :meth:`SuiteResult.to_dict` (with ``schema_version``) written to a file.
+"""The JSON report: ``schema_version``, counts and summary, then every scenario, from the views.
 
-:class:`JsonReportWriter` writes it as the results come (``harness eval-traces`` streams
-100,000s of them): each scenario is serialized, appended to a temporary file next to the target
-and forgotten; :meth:`~JsonReportWriter.close` then writes the head (``schema_version``, counts,
+:class:`JsonReporter` writes it as the results come (``harness eval-traces`` streams 100,000s
+of them): each scenario view is serialized, appended to a temporary file next to the target and
+forgotten; :meth:`~JsonReporter.close` then writes the head (``schema_version``, counts,
 summary, warnings — only known at the end) followed by the scenarios, and moves the file into
-place. The layout is exactly :func:`render_json`'s, so ``schema_version`` is unchanged and
-readers see no difference; memory holds one scenario at a time.
+place. The layout is exactly :func:`render_json`'s, so readers see no difference; memory holds
+one scenario at a time.
+
+The serialisation of the result model lives here, and only here (docs/architecture.md,
+"Data flow": the result model is data only).
 """
 
 from __future__ import annotations
@@ -15,22 +18,176 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-from harness.redaction import Redactor
+from harness.redaction import Redactor, Scrubber, StreamScrubber
+from harness.report.base import ReportFeed, ScrubPolicy
 from harness.report.files import atomic_output
-from harness.result import STATUSES, ScenarioResult, Scrubber, SuiteResult
+from harness.report.view import (
+    CallView,
+    RunView,
+    ScenarioView,
+    SuiteView,
+    scenario_view,
+    suite_view,
+)
+from harness.result import STATUSES, ScenarioResult, SuiteResult
 
-__all__ = ["JsonReportWriter", "StreamScrubber", "render_json", "write_json"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "JsonReportWriter",
+    "JsonReporter",
+    "StreamScrubber",
+    "render_json",
+    "scenario_dict",
+    "suite_dict",
+    "write_json",
+]
+
+SCHEMA_VERSION = 1
+"""Version of the JSON layout; bumped on a breaking change."""
 
 _INDENT = "\n    "
 _COPY_CHUNK = 256 * 1024
 
 
+# --- the layout -----------------------------------------------------------------------------
+
+
+def head_data(summary: SuiteView) -> dict[str, Any]:
+    """The report's head: ``schema_version`` first, then timing, counts, summary, warnings."""
+    data: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "started_at": summary.started_at,
+        "duration": summary.duration,
+        "interrupted": summary.interrupted,
+        "not_run": summary.not_run,
+        "ok": summary.ok,
+        "counts": dict(summary.counts),
+        "summary": summary.summary,
+        "warnings": list(summary.warnings),
+    }
+    if summary.omitted_total:
+        # a sample: the scenario list that follows is not every result the counts count
+        data["omitted"] = {status: summary.omitted.get(status, 0) for status in STATUSES}
+    return data
+
+
+def scenario_data(view: ScenarioView) -> dict[str, Any]:
+    """One scenario as the report writes it."""
+    data: dict[str, Any] = {
+        "suite": view.suite,
+        "name": view.name,
+        "file": view.file,
+        "line": view.line,
+        "status": view.status,
+        "xfail": view.xfail,
+        "repeat": view.repeat,
+        "pass_rate": view.pass_rate,
+        "passes": view.passes,
+        "reasons": list(view.reasons),
+        "duration": view.duration,
+        "trace_ids": [run.trace_id for run in view.runs if run.trace_id],
+        "runs": [_run_data(run) for run in view.runs],
+    }
+    if view.trace_id is not None:
+        data["trace_id"] = view.trace_id
+        data["source"] = view.source
+    return data
+
+
+def _run_data(run: RunView) -> dict[str, Any]:
+    error = run.error
+    return {
+        "index": run.index,
+        "passed": run.passed,
+        "trace_id": run.trace_id,
+        "duration": run.duration,
+        "output": run.output,
+        "tool_calls": [_call_data(call) for call in run.calls],
+        "expected_tool_calls": [
+            {"name": exp.name, "args": {arg.key: arg.value for arg in exp.args}}
+            for exp in run.expected
+        ],
+        "scores": [
+            {
+                "name": score.name,
+                "value": score.value,
+                "threshold": score.threshold,
+                "passed": score.passed,
+                "reason": score.reason,
+                "codes": list(score.codes),
+                "details": score.details,
+            }
+            for score in run.scores
+        ],
+        "checks": [
+            {
+                "name": check.name,
+                "passed": check.passed,
+                "code": check.code,
+                "reason": check.reason,
+                "calls": list(check.calls),
+            }
+            for check in run.checks
+        ],
+        "error": (
+            {
+                "type": error.type,
+                "message": error.message,
+                "phase": error.phase,
+                "traceback": error.traceback,
+            }
+            if error is not None
+            else None
+        ),
+    }
+
+
+def _call_data(call: CallView) -> dict[str, Any]:
+    return {
+        "name": call.name,
+        "args": {arg.key: arg.value for arg in call.args},
+        "id": call.id,
+        "status": call.status,
+        "error": call.error,
+        "result": call.result,
+        "node": call.node,
+        "turn": call.turn,
+        "duration_ns": call.duration_ns,
+    }
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=repr)
+
+
+# --- results in, for callers that hold results ----------------------------------------------
+
+
+def suite_dict(
+    result: SuiteResult, redactor: Redactor | None = None, *, scenarios: bool = True
+) -> dict[str, Any]:
+    """The whole report as a dict, secrets masked with ``redactor`` (default: the default keys).
+
+    ``scenarios=False`` leaves the scenario list out.
+    """
+    scrub = Scrubber.for_suite(redactor, result)
+    data = head_data(suite_view(result, scrub))
+    if scenarios:
+        data["scenarios"] = [scenario_data(scenario_view(s, scrub)) for s in result.scenarios]
+    return data
+
+
+def scenario_dict(result: ScenarioResult, scrubber: Scrubber | None = None) -> dict[str, Any]:
+    """One scenario as the report writes it (default: scrubbed over its own runs)."""
+    scrub = Scrubber.for_runs(None, result.runs) if scrubber is None else scrubber
+    return scenario_data(scenario_view(result, scrub))
+
+
 def render_json(result: SuiteResult, *, redactor: Redactor | None = None) -> str:
     """The report as a JSON string (UTF-8 text, stable key order, indented), secrets masked."""
-    data = result.to_dict(redactor)
-    return json.dumps(data, indent=2, ensure_ascii=False, default=repr)
+    return _dumps(suite_dict(result, redactor))
 
 
 def write_json(
@@ -47,104 +204,48 @@ def write_json(
     except BaseException:
         writer.abort()
         raise
-    return writer.close(result, redactor=redactor)
+    return writer.close(result)
 
 
-_REMEMBERED_SECRETS = 256
-"""Secret values a stream remembers to scrub from later results' text (the longest are kept);
-every string is searched for each of them, so the list stays short."""
+# --- the reporter ---------------------------------------------------------------------------
 
 
-class StreamScrubber:
-    """The scrubber for each result of a stream: its own secrets plus those seen before it.
-
-    A whole-suite :class:`Scrubber` needs every run up front; a stream has one result at a time.
-    So each result is scrubbed of every secret found in its own runs and of up to
-    :data:`_REMEMBERED_SECRETS` secret values seen in earlier results (a secret that first shows
-    up in a later result is not scrubbed out of an earlier one's free text; values under
-    redacted keys are masked by key either way).
-    """
-
-    __slots__ = ("_current", "_seen", "redactor")
-
-    def __init__(self, redactor: Redactor | None = None) -> None:
-        """Scrub with ``redactor`` (default: the default key list)."""
-        self.redactor = Redactor() if redactor is None else redactor
-        self._seen: set[str] = set()
-        self._current = Scrubber(self.redactor)
-
-    def for_result(self, result: ScenarioResult) -> Scrubber:
-        """The scrubber to render ``result`` with."""
-        own = Scrubber.for_runs(self.redactor, result.runs).secrets
-        new = [secret for secret in own if secret not in self._seen]
-        if not new:
-            return self._current
-        self._seen.update(new)
-        if len(self._seen) > _REMEMBERED_SECRETS:
-            longest = sorted(self._seen, key=len, reverse=True)[:_REMEMBERED_SECRETS]
-            self._seen = set(longest)
-        self._current = Scrubber(self.redactor, self._seen)
-        if all(secret in self._seen for secret in own):
-            return self._current
-        return Scrubber(self.redactor, self._seen.union(own))  # its own always count
-
-
-class JsonReportWriter:
-    """Writes the JSON report one scenario at a time; :meth:`close` finishes the file.
+class JsonReporter:
+    """The JSON report as a :class:`~harness.report.base.Reporter`: one scenario at a time.
 
     Nothing is at ``path`` until :meth:`close` (the file appears whole, never half-written);
     :meth:`abort` throws the partial work away.
     """
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        redactor: Redactor | None = None,
-        scrubber: Scrubber | None = None,
-    ) -> None:
-        """Report to ``path`` (parents created now: an unwritable place fails here, early).
-
-        ``scrubber``: mask every scenario with this one (a whole-suite scrubber); default: a
-        :class:`StreamScrubber` over ``redactor``.
-        """
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        """Report to ``path`` (parents created now: an unwritable place fails here, early)."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fixed = scrubber
-        self._stream = StreamScrubber(redactor) if scrubber is None else None
         # open across add() calls; close() or abort() closes it (and the OS deletes it)
         # bytes, not text: copying a text file back decodes and re-encodes it in big chunks
         self._body: IO[bytes] = tempfile.TemporaryFile(  # noqa: SIM115
             "w+b", dir=self.path.parent, prefix=f".{self.path.name}."
         )
         self.count = 0
-        self.counts = dict.fromkeys(STATUSES, 0)
+        self.counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
 
-    def add(self, scenario: ScenarioResult) -> None:
-        """Append one scenario (masked now; nothing of it is kept)."""
-        scrub = self._fixed if self._fixed is not None else self._scrub(scenario)
-        text = json.dumps(scenario.to_dict(scrub), indent=2, ensure_ascii=False, default=repr)
+    def add(self, result: ScenarioView) -> None:
+        """Append one scenario (nothing of it is kept)."""
+        text = _dumps(scenario_data(result))
         chunk = ("," if self.count else "") + _INDENT + text.replace("\n", _INDENT)
         self._body.write(chunk.encode("utf-8"))
         self.count += 1
-        self.counts[scenario.status] += 1
+        self.counts[result.status] += 1
 
-    def _scrub(self, scenario: ScenarioResult) -> Scrubber:
-        assert self._stream is not None
-        return self._stream.for_result(scenario)
-
-    def close(self, summary: SuiteResult, *, redactor: Redactor | None = None) -> Path:
+    def close(self, summary: SuiteView) -> Path:
         """Write the head from ``summary`` (its counts, timing, warnings), then every scenario.
 
         ``summary`` may be a sample (``omitted`` set): the file lists every scenario added, so
         the head carries the counts and no ``omitted`` key. Returns the path written.
         """
-        head = summary.to_dict(redactor, scenarios=False)
+        head = head_data(summary)
         head.pop("omitted", None)
-        head_text = json.dumps(
-            {**head, "scenarios": []}, indent=2, ensure_ascii=False, default=repr
-        )
-        before, _, _ = head_text.rpartition('"scenarios": []')
+        before, _, _ = _dumps({**head, "scenarios": []}).rpartition('"scenarios": []')
         try:
             with atomic_output(self.path) as out:
                 out.write((before + '"scenarios": [').encode("utf-8"))
@@ -158,3 +259,48 @@ class JsonReportWriter:
     def abort(self) -> None:
         """Drop what was written so far (the temporary file); ``path`` is left untouched."""
         self._body.close()
+
+
+class JsonReportWriter:
+    """The JSON report fed with results (not views): each masked as it is added.
+
+    ``scrubber``: mask every scenario with this one (a whole-suite scrubber); default: a
+    :class:`~harness.redaction.StreamScrubber` over ``redactor``. The summary given to
+    :meth:`close` is masked with the same redactor.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        redactor: Redactor | None = None,
+        scrubber: Scrubber | None = None,
+    ) -> None:
+        """Report to ``path`` (parents created now)."""
+        self._reporter = JsonReporter(path)
+        policy: ScrubPolicy = StreamScrubber(redactor) if scrubber is None else scrubber
+        self._feed = ReportFeed([self._reporter], policy)
+        self.path = self._reporter.path
+
+    @property
+    def count(self) -> int:
+        """Scenarios written so far."""
+        return self._reporter.count
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Scenarios written so far, per status."""
+        return dict(self._reporter.counts)
+
+    def add(self, scenario: ScenarioResult) -> None:
+        """Append one scenario (masked now; nothing of it is kept)."""
+        self._feed.add(scenario)
+
+    def close(self, summary: SuiteResult) -> Path:
+        """Write the head from ``summary``, then every scenario; returns the path written."""
+        self._feed.close(summary)
+        return self.path
+
+    def abort(self) -> None:
+        """Drop what was written so far; ``path`` is left untouched."""
+        self._feed.abort()

@@ -4,9 +4,10 @@ Passed and xpassed scenarios are plain testcases; ``failed`` gets a ``failure`` 
 the reasons; ``error`` gets an ``error`` with the exception type and traceback; ``xfailed`` is
 ``skipped`` with the xfail reason (what pytest writes for xfail).
 
-Testcases are serialized one at a time as they come (:class:`JunitReportWriter`), so a report
-of 100,000 recorded traces is never one tree in memory; the totals on ``<testsuites>`` and
-each ``<testsuite>`` are counted on the way and written when the report is closed.
+Testcases are serialized one at a time as they come (:class:`JunitReporter`, rendering the
+views of :mod:`harness.report.view`), so a report of 100,000 recorded traces is never one tree
+in memory; the totals on ``<testsuites>`` and each ``<testsuite>`` are counted on the way and
+written when the report is closed.
 """
 
 from __future__ import annotations
@@ -20,13 +21,17 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 from xml.sax.saxutils import quoteattr
 
-from harness.redaction import Redactor
-from harness.report import failure_text, render_match_table
+from harness.redaction import Redactor, Scrubber, StreamScrubber
+from harness.report.base import ReportFeed, ScrubPolicy
 from harness.report.files import atomic_output
-from harness.result import ScenarioResult, Scrubber, SuiteResult
+from harness.report.text import failure_text, match_table
+from harness.report.view import ScenarioView, SuiteView, scenario_view
+from harness.result import ScenarioResult, SuiteResult
+
+__all__ = ["JunitReportWriter", "JunitReporter", "render_junit", "write_junit"]
 
 # XML 1.0 cannot carry most control characters, even escaped; tool output may contain them.
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -38,12 +43,13 @@ def _clean(text: str) -> str:
 
 def render_junit(result: SuiteResult, *, redactor: Redactor | None = None) -> str:
     """The report as a JUnit XML document (string), secrets masked."""
-    parts = _Parts(Scrubber.for_suite(redactor, result), None)
+    scrub = Scrubber.for_suite(redactor, result)
+    parts = _Parts()
+    out = io.BytesIO()
     try:
         for scenario in result.scenarios:
-            parts.add(scenario)
-        out = io.BytesIO()
-        parts.write(out, result)
+            parts.add(scenario_view(scenario, scrub))
+        parts.write(out, result.duration, result.started_at)
     finally:
         parts.close()
     return out.getvalue().decode("utf-8").rstrip("\n")
@@ -63,13 +69,48 @@ def write_junit(
     return writer.close(result)
 
 
-class JunitReportWriter:
-    """Writes the JUnit report one testcase at a time; :meth:`close` finishes the file.
+class JunitReporter:
+    """The JUnit report as a :class:`~harness.report.base.Reporter`, one testcase at a time.
 
     Each testcase is serialized as it comes into its suite's spool (memory up to
     :data:`_SPOOL` bytes per suite, then a temporary file); only the per-suite totals stay in
     memory. :meth:`close` writes ``<testsuites>`` with the totals, then each ``<testsuite>``
     with its own and its testcases, and moves the file into place (never half-written).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        """Report to ``path`` (parents created now: an unwritable place fails here, early)."""
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._parts = _Parts(self.path.parent)
+
+    @property
+    def totals(self) -> dict[str, int]:
+        """tests / failures / errors / skipped so far, over every suite."""
+        return self._parts.totals()
+
+    def add(self, result: ScenarioView) -> None:
+        """Append one testcase (nothing of it is kept)."""
+        self._parts.add(result)
+
+    def close(self, summary: SuiteView) -> Path:
+        """Write the document (``summary`` gives the run's time and start); returns the path."""
+        try:
+            with atomic_output(self.path) as out:
+                self._parts.write(out, summary.duration, summary.started_at)
+        finally:
+            self._parts.close()
+        return self.path
+
+    def abort(self) -> None:
+        """Drop what was written so far; ``path`` is left untouched."""
+        self._parts.close()
+
+
+class JunitReportWriter:
+    """The JUnit report fed with results (not views): each masked as it is added.
+
+    ``scrubber`` as for :class:`~harness.report.json_report.JsonReportWriter`.
     """
 
     def __init__(
@@ -79,35 +120,29 @@ class JunitReportWriter:
         redactor: Redactor | None = None,
         scrubber: Scrubber | None = None,
     ) -> None:
-        """Report to ``path`` (parents created now); ``scrubber`` as for the JSON writer."""
-        from harness.report.json_report import StreamScrubber
-
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        stream = StreamScrubber(redactor) if scrubber is None else None
-        self._parts = _Parts(scrubber, stream, self.path.parent)
+        """Report to ``path`` (parents created now)."""
+        self._reporter = JunitReporter(path)
+        policy: ScrubPolicy = StreamScrubber(redactor) if scrubber is None else scrubber
+        self._feed = ReportFeed([self._reporter], policy)
+        self.path = self._reporter.path
 
     @property
     def totals(self) -> dict[str, int]:
         """tests / failures / errors / skipped so far, over every suite."""
-        return self._parts.totals()
+        return self._reporter.totals
 
     def add(self, scenario: ScenarioResult) -> None:
         """Append one testcase (masked now; nothing of it is kept)."""
-        self._parts.add(scenario)
+        self._feed.add(scenario)
 
     def close(self, summary: SuiteResult) -> Path:
-        """Write the document (``summary`` gives the run's time and start); returns the path."""
-        try:
-            with atomic_output(self.path) as out:
-                self._parts.write(out, summary)
-        finally:
-            self._parts.close()
+        """Write the document; returns the path."""
+        self._feed.close(summary)
         return self.path
 
     def abort(self) -> None:
         """Drop what was written so far; ``path`` is left untouched."""
-        self._parts.close()
+        self._feed.abort()
 
 
 _SPOOL = 64 * 1024
@@ -126,14 +161,11 @@ class _Suite:
 class _Parts:
     """The serialized testcases of each suite, in first-seen order, and their totals."""
 
-    def __init__(self, fixed: Scrubber | None, stream: Any, folder: Path | None = None) -> None:
-        self._fixed = fixed
-        self._stream = stream
+    def __init__(self, folder: Path | None = None) -> None:
         self._dir = str(folder) if folder is not None else None
         self._suites: dict[str, _Suite] = {}
 
-    def add(self, scenario: ScenarioResult) -> None:
-        scrub = self._fixed if self._fixed is not None else self._stream.for_result(scenario)
+    def add(self, scenario: ScenarioView) -> None:
         suite = self._suites.get(scenario.suite)
         if suite is None:
             # open across add() calls; _Parts.close() closes every spool
@@ -141,7 +173,7 @@ class _Parts:
                 max_size=_SPOOL, mode="w+b", dir=self._dir
             )
             suite = self._suites[scenario.suite] = _Suite(body)
-        case = _testcase(scenario, scrub)
+        case = _testcase(scenario)
         ET.indent(case, space="  ", level=2)
         text = "    " + ET.tostring(case, encoding="unicode") + "\n"
         suite.body.write(text.encode("utf-8"))
@@ -154,15 +186,15 @@ class _Parts:
     def totals(self) -> dict[str, int]:
         return {key: sum(suite.counts[key] for suite in self._suites.values()) for key in _COUNTED}
 
-    def write(self, out: IO[bytes], summary: SuiteResult) -> None:
+    def write(self, out: IO[bytes], duration: float, started_at: float) -> None:
         """The whole document into ``out`` (UTF-8)."""
         root = {"name": "toolcall-harness", **_numbers(self.totals())}
-        root["time"] = f"{summary.duration:.3f}"
+        root["time"] = f"{duration:.3f}"
         out.write(b"<?xml version='1.0' encoding='utf-8'?>\n")
         out.write((_open_tag("testsuites", root) + "\n").encode("utf-8"))
         stamp = None
-        if summary.started_at:
-            started = datetime.fromtimestamp(summary.started_at, tz=timezone.utc)
+        if started_at:
+            started = datetime.fromtimestamp(started_at, tz=timezone.utc)
             stamp = started.isoformat(timespec="seconds")
         for name, suite in self._suites.items():
             attributes = {"name": _clean(name), **_numbers(suite.counts)}
@@ -192,7 +224,7 @@ def _open_tag(tag: str, attributes: dict[str, str]) -> str:
     return f"<{tag} {shown}>"
 
 
-def _testcase(scenario: ScenarioResult, scrub: Scrubber) -> ET.Element:
+def _testcase(scenario: ScenarioView) -> ET.Element:
     case = ET.Element(
         "testcase",
         name=_clean(scenario.display_name),
@@ -202,22 +234,22 @@ def _testcase(scenario: ScenarioResult, scrub: Scrubber) -> ET.Element:
     )
     if scenario.line:
         case.set("line", str(scenario.line))
-    message = _clean(scrub.text("; ".join(scenario.reasons)))
+    message = _clean("; ".join(scenario.reasons))
     if scenario.status == "failed":
         failure = ET.SubElement(case, "failure", message=message, type="failure")
-        failure.text = _clean(failure_text(scenario, traceback=False, scrubber=scrub))
+        failure.text = _clean(failure_text(scenario, traceback=False))
     elif scenario.status == "error":
-        run = scenario.first_failing_run()
+        run = scenario.shown
         kind = run.error.type if run is not None and run.error is not None else "error"
         error = ET.SubElement(case, "error", message=message, type=kind)
-        error.text = _clean(failure_text(scenario, scrubber=scrub))
+        error.text = _clean(failure_text(scenario))
     elif scenario.status == "xfailed":
         skipped = ET.SubElement(
             case, "skipped", message=_clean(f"xfail: {scenario.xfail}"), type="pytest.xfail"
         )
         skipped.text = message
-    run = scenario.first_failing_run()
-    table = render_match_table(run, scrubber=scrub) if run is not None else ""
+    run = scenario.shown
+    table = match_table(run) if run is not None else ""
     if table:
         ET.SubElement(case, "system-out").text = _clean(table)
     return case

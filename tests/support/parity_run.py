@@ -8,8 +8,13 @@ capture, each in its own process. Every run also has a ``ToolCallRecorder`` atta
 run config, so each result carries the recorder's calls and the exporter's calls of the very same
 run: the call ids (fresh per run) can be compared within a run.
 
+The cases are the standard agents of ``tests/support/agents.py`` and the agent shapes of
+``tests/support/parity_agents.py`` (pauses and resumes on one thread, id-less tool nodes,
+malformed calls, Command errors, retries, sub-agents).
+
 Output: ``{"capture": ..., "runs": [{"case", "mode", "recorder": [...], "exporter": [...],
-"traces": n, "raised": str|null}]}`` where each call is ``[name, args, status, id]``.
+"traces": n, "raised": str|null}]}`` where each call is
+``[name, args, status, id, agent, attempts]``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from tests.support.agents import CASES, MODES, run_case
+from tests.support.parity_agents import SHAPES, run_shape, thread_config
 from tracing.callback import ToolCallRecorder
 from tracing.exporter import ToolCallSpanExporter
 from tracing.records import ToolCall
@@ -65,7 +71,20 @@ def _instrument(capture: str, provider: TracerProvider) -> list[Any]:
 
 
 def _row(call: ToolCall) -> list[Any]:
-    return [call.name, dict(call.args), call.status, call.id]
+    return [call.name, dict(call.args), call.status, call.id, call.agent, len(call.attempts)]
+
+
+ALL_CASES = [*CASES, *SHAPES]
+"""Every case a parity run can run: the standard agents, then the agent shapes."""
+
+
+def _run_one(name: str, mode: str, callbacks: list[Any]) -> None:
+    """Run one standard case or agent shape in ``mode`` with these callbacks."""
+    if name in SHAPES:
+        shape = SHAPES[name]()
+        run_shape(shape, mode, thread_config(shape, callbacks))
+        return
+    run_case(CASES[name](), mode, {"callbacks": callbacks})
 
 
 def run_all(capture: str, cases: list[str], modes: list[str]) -> dict[str, Any]:
@@ -77,12 +96,11 @@ def run_all(capture: str, cases: list[str], modes: list[str]) -> dict[str, Any]:
     runs = []
     for case_name in cases:
         for mode in modes:
-            case = CASES[case_name]()
             recorder = ToolCallRecorder()
             exporter.clear()
             raised = None
             try:
-                run_case(case, mode, {"callbacks": [recorder, *extra]})
+                _run_one(case_name, mode, [recorder, *extra])
             except Exception as exc:  # the raising case fails the run on purpose
                 raised = type(exc).__name__
             provider.force_flush()
@@ -104,7 +122,7 @@ def main(argv: list[str] | None = None, out: Callable[[str], Any] = sys.stdout.w
     """Parse arguments, run, print the JSON document."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("capture", choices=CAPTURES)
-    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--cases", default=",".join(ALL_CASES))
     parser.add_argument("--modes", default=",".join(MODES))
     args = parser.parse_args(argv)
     result = run_all(args.capture, args.cases.split(","), args.modes.split(","))

@@ -16,7 +16,7 @@ from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
-from scenarios.agents import build_tool_agent
+from harness.demo import build_tool_agent
 
 __all__ = ["build", "make_tools"]
 

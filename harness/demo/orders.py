@@ -12,6 +12,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,11 +20,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.graph.state import CompiledStateGraph
 
-from scenarios.agents import build_tool_agent
+from harness.demo import build_tool_agent
 
 __all__ = ["OrderStore", "build", "make_tools"]
 
-SEED_SQL = Path(__file__).parent / "data" / "orders.sql"
+# Package data (pyproject: package-data "demo/data/*"), read through importlib.resources.
+SEED_SQL = files("harness.demo") / "data" / "orders.sql"
 SYSTEM_PROMPT = (
     "You are a customer-support agent for an online shop. Look customers and orders up before "
     "changing anything; refund only what was paid; cancel only open orders."

@@ -13,18 +13,20 @@ import threading
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cache
-from pathlib import Path
+from importlib.resources import files
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.graph.state import CompiledStateGraph
 
-from scenarios.agents import build_tool_agent
+from harness.demo import build_tool_agent
 
 __all__ = ["TravelDesk", "build", "make_tools"]
 
-DATA_FILE = Path(__file__).parent / "data" / "travel.json"
+# Package data (pyproject: package-data "demo/data/*"), read through importlib.resources so it
+# also works from a zipped or otherwise non-filesystem install.
+DATA_FILE = files("harness.demo") / "data" / "travel.json"
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 SYSTEM_PROMPT = (
     "You are a travel assistant. Use the tools for weather, forecasts, currency conversion and "

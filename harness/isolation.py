@@ -1,0 +1,241 @@
+"""Keeping a misbehaving agent inside its own scenario (docs/architecture.md, "Threading").
+
+What an agent or tool does must end as that scenario's result, never as the end of the run:
+
+- :func:`contained` turns *any* exception of an agent call, ``BaseException`` included
+  (``KeyboardInterrupt``, ``SystemExit(n)`` from an argparse tool, ``GeneratorExit``, a
+  ``CancelledError`` the agent raises itself), into an :class:`Outcome`. Only a stop the harness
+  process really received (its signal handler sets :attr:`StopState.forced`) goes through.
+- :class:`LoopWatch` is a watchdog thread over the event loop. An async agent that blocks the
+  loop (``time.sleep`` in async code) stops every timer; when the loop has not ticked while a
+  run is past its deadline, the watchdog sends the loop's thread a signal whose handler raises
+  :class:`LoopBlocked` inside the blocking call, so the run ends as a timeout that says it
+  blocked, and the other scenarios go on. Without signals (not the main thread, Windows) the
+  block is still detected and reported once the call returns.
+- :class:`DaemonExecutor` is the loop's default executor (LangChain's sync tools run there) on
+  daemon threads that interpreter exit never joins, so a hung sync tool cannot keep pytest or
+  ``harness`` from exiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import signal
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+TICK = 0.05
+"""Seconds between the loop's heartbeats (and the watchdog's looks at them)."""
+
+BLOCKED_AFTER = 0.25
+"""A loop without a heartbeat for this long is blocked (scoring a large result stays below)."""
+
+REFIRE = 0.5
+"""Seconds between two interrupts of a call that swallowed the first."""
+
+_SIGNAL: int | None = getattr(signal, "SIGUSR1", None)
+
+
+class LoopBlocked(BaseException):
+    """Raised inside a call that blocked the event loop past a run's deadline.
+
+    A ``BaseException``, so an agent's ``except Exception`` does not swallow it.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        """``seconds``: how long the loop had been blocked when the call was interrupted."""
+        super().__init__(f"blocked the event loop for {seconds:.1f}s")
+        self.seconds = seconds
+
+
+@dataclass(slots=True)
+class StopState:
+    """What the harness process itself was told: the signal that stops the run, a forced stop."""
+
+    signal: int | None = None
+    """SIGINT or SIGTERM received: the run is being cancelled (partial result)."""
+    forced: bool = False
+    """A second signal: ``KeyboardInterrupt`` is the harness's own, let it through."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How one agent call ended: its value, or whatever it raised."""
+
+    value: Any = None
+    error: BaseException | None = None
+
+
+async def contained(call: Awaitable[Any], stop: StopState) -> Outcome:
+    """Await ``call``; anything it raises becomes the outcome, but a forced stop goes through."""
+    try:
+        return Outcome(value=await call)
+    except KeyboardInterrupt as exc:
+        if stop.forced:
+            raise
+        return Outcome(error=exc)
+    except BaseException as exc:  # SystemExit, GeneratorExit, CancelledError, LoopBlocked, ...
+        return Outcome(error=exc)
+
+
+class LoopWatch:
+    """A heartbeat on the loop and a watchdog thread that interrupts a call blocking it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Watch ``loop`` (not started until :meth:`start`)."""
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._deadlines: dict[int, float] = {}
+        self._next_token = 0
+        self._last_tick = time.monotonic()
+        self.stalled = 0.0
+        """Total seconds the loop went without a heartbeat (beyond one tick)."""
+        self._pending = False
+        self._last_fired = 0.0
+        self._done = threading.Event()
+        self._target: int | None = None
+        self._previous: Any = None
+        self._handle: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        """Start the heartbeat; interrupt blocking calls if this is the main thread."""
+        self._last_tick = time.monotonic()
+        self._handle = self._loop.call_later(TICK, self._tick)
+        on_main = threading.current_thread() is threading.main_thread()
+        if _SIGNAL is not None and hasattr(signal, "pthread_kill") and on_main:
+            self._target = threading.get_ident()
+            self._previous = signal.signal(_SIGNAL, self._on_signal)
+        threading.Thread(target=self._watch, name="harness-loop-watch", daemon=True).start()
+
+    def close(self) -> None:
+        """Stop watching and restore the signal handler."""
+        self._done.set()
+        if self._handle is not None:
+            self._handle.cancel()
+        if self._target is not None and _SIGNAL is not None:
+            signal.signal(_SIGNAL, self._previous)
+            self._target = None
+
+    def expect(self, deadline: float) -> int:
+        """Register a run due by ``deadline`` (monotonic); the token is for :meth:`forget`."""
+        with self._lock:
+            self._next_token += 1
+            self._deadlines[self._next_token] = deadline
+            return self._next_token
+
+    def forget(self, token: int) -> None:
+        """The run is over (or abandoned): its deadline no longer counts."""
+        with self._lock:
+            self._deadlines.pop(token, None)
+
+    def lag(self) -> float:
+        """Seconds since the last heartbeat."""
+        return time.monotonic() - self._last_tick
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        gap = now - self._last_tick
+        if gap > 2 * TICK:
+            self.stalled += gap - TICK
+        self._last_tick = now
+        if not self._done.is_set():
+            self._handle = self._loop.call_later(TICK, self._tick)
+
+    def _watch(self) -> None:
+        while not self._done.wait(TICK):
+            now = time.monotonic()
+            if self._target is None or self.lag() < BLOCKED_AFTER:
+                continue
+            with self._lock:
+                overdue = any(deadline < now for deadline in self._deadlines.values())
+            if overdue and now - self._last_fired >= REFIRE:
+                self._last_fired = now
+                self._pending = True
+                signal.pthread_kill(self._target, _SIGNAL)  # type: ignore[arg-type]
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        if self._pending:
+            self._pending = False
+            lag = self.lag()
+            if lag >= BLOCKED_AFTER:  # still blocked: the frame interrupted is the blocker's
+                raise LoopBlocked(lag)
+            return
+        if callable(self._previous):  # not ours: whoever had the signal before
+            self._previous(signum, frame)
+
+
+class DaemonExecutor(ThreadPoolExecutor):
+    """A thread pool on daemon threads, never joined: not at shutdown, not at interpreter exit.
+
+    A ``ThreadPoolExecutor`` subclass only because ``loop.set_default_executor`` demands one;
+    none of its machinery is used (its workers are joined at exit, which is the problem).
+    """
+
+    def __init__(self, thread_name_prefix: str = "harness-tool") -> None:
+        """No thread starts until work is submitted; idle workers are reused."""
+        super().__init__(max_workers=1, thread_name_prefix=thread_name_prefix)
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], Any, Any] | None]
+        self._jobs = queue.SimpleQueue()
+        self._state = threading.Lock()
+        self._idle = 0
+        self._workers = 0
+        self._closed = False
+        self._prefix = thread_name_prefix
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """Run ``fn`` on an idle worker, or on a new one when all are busy (or hung)."""
+        future: Future[T] = Future()
+        with self._state:
+            if self._closed:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            self._jobs.put((future, fn, args, kwargs))
+            if self._idle:
+                self._idle -= 1
+                return future
+            self._workers += 1
+            name = f"{self._prefix}_{self._workers}"
+        threading.Thread(target=self._work, name=name, daemon=True).start()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            future, fn, args, kwargs = job
+            del job
+            if future.set_running_or_notify_cancel():
+                try:
+                    result = fn(*args, **kwargs)
+                except BaseException as exc:  # delivered to the awaiting task, like the stdlib's
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+            del future, fn, args, kwargs
+            with self._state:
+                if self._closed:
+                    return
+                self._idle += 1
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Let idle workers go; a busy (or hung) one ends when its call does. Never waits."""
+        with self._state:
+            self._closed = True
+            idle, self._idle = self._idle, 0
+        if cancel_futures:
+            while True:
+                try:
+                    job = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if job is not None:
+                    job[0].cancel()
+        for _ in range(idle):
+            self._jobs.put(None)

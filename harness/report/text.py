@@ -1,0 +1,171 @@
+"""Plain-text renderings of the view model, shared by the console and JUnit reports.
+
+One rendering of the match table, of a failure and of a score line, not one per report. Every
+input is a view (:mod:`harness.report.view`): already masked and scrubbed, so nothing here
+redacts; what it does is shorten for width.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+from rich.cells import cell_len
+
+from harness.report.view import (
+    ArgView,
+    CallView,
+    ExpectationView,
+    MatchRow,
+    RunView,
+    ScenarioView,
+)
+
+__all__ = [
+    "call_text",
+    "expectation_text",
+    "failure_text",
+    "match_table",
+    "scores_line",
+    "shorten",
+]
+
+_CELL = 60
+"""Widest a call is drawn in the table before it is shortened with an ellipsis."""
+_ARG = 40
+"""Widest one argument value is drawn inside a call."""
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the last one an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _signature(name: str, args: Iterable[ArgView]) -> str:
+    inner = ", ".join(
+        f"{arg.key}={arg.value if arg.masked else shorten(arg.text, _ARG)}" for arg in args
+    )
+    return f"{name}({inner})"
+
+
+def call_text(call: CallView) -> str:
+    """``name(key='value', ...)``, secret arguments as the mask, long values shortened."""
+    return _signature(call.name, call.args)
+
+
+def expectation_text(expectation: ExpectationView) -> str:
+    """``name(key=pattern, ...)``, secret arguments as the mask, long patterns shortened."""
+    return _signature(expectation.name, expectation.args)
+
+
+_VERDICT_TEXT = {
+    "ok": "ok",
+    "wrong_args": "wrong args",
+    "missing": "MISSING",
+    "unexpected": "not expected",
+}
+
+
+def match_table(run: RunView) -> str:
+    """The plain-text match table of one run (empty string when nothing was expected or done)."""
+    rows = run.rows
+    if not rows:
+        return ""
+    cells = [
+        (
+            str(row.expected_index + 1) if row.expected_index is not None else "-",
+            shorten(_expected_cell(run, row), _CELL),
+            shorten(_actual_cell(run, row), _CELL),
+            _VERDICT_TEXT[row.verdict],
+        )
+        for row in rows
+    ]
+    header = ("#", "expected", "actual", "verdict")
+    # terminal cells, not characters: a CJK character or an emoji takes two (rich's measure)
+    widths = [max(cell_len(header[c]), *(cell_len(cell[c]) for cell in cells)) for c in range(4)]
+    lines = [_line(header, widths), _line(tuple("-" * w for w in widths), widths)]
+    indent = " " * (widths[0] + 2)
+    for row, cell in zip(rows, cells, strict=True):
+        lines.append(_line(cell, widths))
+        lines.extend(f"{indent}  {note}" for note in _row_notes(row))
+    return "\n".join(lines)
+
+
+def _row_notes(row: MatchRow) -> list[str]:
+    """Under a row: the expectation's own argument diffs, or an unexpected call's error."""
+    notes = []
+    if row.verdict == "wrong_args":  # a full match's diffs are metrics' extras: not listed here
+        notes = [f"{diff.path}: {diff.reason}" for diff in row.diffs if not diff.source]
+    if row.note:
+        notes.append(row.note)
+    return notes
+
+
+def _expected_cell(run: RunView, row: MatchRow) -> str:
+    if row.expected_index is None:
+        return "(not expected)"
+    return expectation_text(run.expected[row.expected_index])
+
+
+def _actual_cell(run: RunView, row: MatchRow) -> str:
+    if row.actual_index is None:
+        return "missing"
+    call = run.calls[row.actual_index]
+    text = call_text(call)
+    if call.status in ("error", "requested"):
+        return f"{text} [{call.status}]"
+    return text
+
+
+def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
+    padded = (
+        cell + " " * (width - cell_len(cell)) for cell, width in zip(cells, widths, strict=True)
+    )
+    return "  ".join(padded).rstrip()
+
+
+def failure_text(scenario: ScenarioView, *, traceback: bool = True) -> str:
+    """Everything a reader needs about a scenario that did not pass, as plain text."""
+    parts = [f"{scenario.id} ({scenario.location}): {scenario.status}"]
+    if scenario.source:
+        parts.append(f"trace {scenario.trace_id} from {scenario.source}")
+    if scenario.trace_url:
+        parts.append(f"trace: {scenario.trace_url}")
+    if scenario.xfail:
+        parts.append(f"xfail: {scenario.xfail}")
+    parts.extend(f"  {reason}" for reason in scenario.reasons)
+    run = scenario.shown
+    if run is not None:
+        table = match_table(run)
+        if table:
+            label = f"run {run.index + 1} of {scenario.repeat}" if scenario.repeat > 1 else "calls"
+            parts.append(f"{label}:")
+            parts.append(_indent(table))
+        if run.output is not None and run.error is None:
+            parts.append(f"final answer: {shorten(repr(run.output), 300)}")
+        if traceback and run.error is not None and run.error.traceback:
+            parts.append(_indent(run.error.traceback.rstrip()))
+    return "\n".join(parts)
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line if line else line for line in text.splitlines())
+
+
+class _Verdict(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def passed(self) -> bool: ...
+
+
+class _Valued(_Verdict, Protocol):
+    @property
+    def value(self) -> float: ...
+
+
+def scores_line(scores: Iterable[_Valued], checks: Iterable[_Verdict]) -> str:
+    """``metric 1.00 ✓, metric 0.50 ✗, check ✓`` (names and numbers only: nothing to mask)."""
+    items = [f"{s.name} {s.value:.2f} {'✓' if s.passed else '✗'}" for s in scores]
+    items.extend(f"{c.name} {'✓' if c.passed else '✗'}" for c in checks)
+    return ", ".join(items)

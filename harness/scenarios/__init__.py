@@ -1,0 +1,79 @@
+"""Scenario suites in YAML (docs/architecture.md): schema, a line-keeping safe loader, compilation.
+
+``load_paths([...])`` reads every suite (``*.yaml`` / ``*.yml`` with a top-level ``scenarios:``
+key, see ``looks_like_suite``) under the given paths, and every file named, and returns
+compiled :class:`Suite` objects, or raises one :class:`ConfigError` listing *every* problem of
+*every* file as ``file:line: field.path: message``. Nothing here runs a model: the only code
+executed is the import of the agent module the suite names (and model construction).
+
+Modules, each importing only those above it: ``model`` (the compiled form), ``issues``
+(ConfigIssue, pydantic errors as issues), ``yaml_lines`` (the line-keeping reader), ``schema``
+(the pydantic specs), ``metric_specs``, ``agents`` (agent import), ``compile`` (one file into a
+Suite), ``discovery`` (the entry points) and ``tool_schemas`` (``harness validate``).
+"""
+
+from __future__ import annotations
+
+from harness.errors import ConfigError
+from harness.scenarios.agents import resolve_agent
+from harness.scenarios.compile import build_model
+from harness.scenarios.discovery import (
+    FoundFiles,
+    display_path,
+    iter_scenarios,
+    load_file,
+    load_paths,
+    looks_like_suite,
+    scenario_files,
+    select,
+)
+from harness.scenarios.issues import ConfigIssue, PathKey, describe_found, suggest
+from harness.scenarios.model import (
+    DEFAULT_TIMEOUT,
+    SCENARIO_SUFFIXES,
+    AgentRef,
+    ExpectedCallSpec,
+    Order,
+    Scenario,
+    Suite,
+)
+from harness.scenarios.schema import (
+    DefaultsSpec,
+    ExpectSpec,
+    ScenarioSpec,
+    SuiteSpec,
+    ToolCallSpec,
+)
+from harness.scenarios.tool_schemas import agent_tools, check_tools
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "SCENARIO_SUFFIXES",
+    "AgentRef",
+    "ConfigError",
+    "ConfigIssue",
+    "DefaultsSpec",
+    "ExpectSpec",
+    "ExpectedCallSpec",
+    "FoundFiles",
+    "Order",
+    "PathKey",
+    "Scenario",
+    "ScenarioSpec",
+    "Suite",
+    "SuiteSpec",
+    "ToolCallSpec",
+    "agent_tools",
+    "build_model",
+    "check_tools",
+    "describe_found",
+    "display_path",
+    "iter_scenarios",
+    "load_file",
+    "load_paths",
+    "looks_like_suite",
+    "resolve_agent",
+    "scenario_files",
+    "select",
+    "suggest",
+]

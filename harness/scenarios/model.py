@@ -1,0 +1,116 @@
+"""The compiled form of a scenario file: what the runner executes (no YAML, no pydantic)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from harness.expectation import Expectation
+from harness.metrics.base import Metric
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds one run of a scenario may take when neither the file nor the CLI says otherwise."""
+
+SCENARIO_SUFFIXES = (".yaml", ".yml")
+
+Order = Literal["any", "strict", "flexible"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRef:
+    """An agent factory resolved from ``module:callable`` or ``file.py:callable``."""
+
+    spec: str
+    factory: Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedCallSpec:
+    """An expected call as written in YAML (raw args, for tool-schema checks) and its line."""
+
+    name: str
+    args: Mapping[str, Any]
+    path: str
+    line: int | None
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of a conversation: a user message, or ``resume`` of a paused graph, and what
+    that turn alone must do (its own expectations, metrics and checks)."""
+
+    index: int
+    input: Any = None
+    """The payload of a user turn (``{"messages": [...]}``); None for a resume."""
+    input_text: Any = None
+    is_resume: bool = False
+    resume: Any = None
+    """The value handed to ``Command(resume=...)``."""
+    has_expect: bool = False
+    """Does this turn carry its own ``expect:`` (scored on this turn's calls)?"""
+    expected: tuple[Expectation, ...] = ()
+    expected_specs: tuple[ExpectedCallSpec, ...] = ()
+    order: Order = "any"
+    forbid: tuple[str, ...] = ()
+    no_errors: bool = False
+    has_output: bool = False
+    output: Any = None
+    metrics: tuple[Metric, ...] = ()
+    line: int | None = None
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One runnable scenario: agent, model, input, expectations, metrics and checks."""
+
+    suite: str
+    name: str
+    file: str
+    line: int | None
+    agent: AgentRef
+    model: Any
+    input: Any
+    input_text: Any
+    expected: tuple[Expectation, ...] = ()
+    expected_specs: tuple[ExpectedCallSpec, ...] = ()
+    order: Order = "any"
+    forbid: tuple[str, ...] = ()
+    no_errors: bool = False
+    no_errors_retries: bool = True
+    """With ``no_errors: {retries: false}``, False: a failed attempt fails even if retried."""
+    agent_forbid: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """``expect: {agents: {name: {forbid: [...]}}}``: (agent pattern, tools it must not call)."""
+    has_output: bool = False
+    output: Any = None
+    metrics: tuple[Metric, ...] = ()
+    repeat: int = 1
+    pass_rate: float = 1.0
+    timeout: float = DEFAULT_TIMEOUT
+    xfail: str | None = None
+    description: str | None = None
+    path: str = ""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """RunnableConfig keys from ``config:`` (suite defaults merged under the scenario's)."""
+    context: Any = None
+    has_context: bool = False
+    """Was ``context:`` given (passed as ``invoke(..., context=...)``)?"""
+    turns: tuple[Turn, ...] = ()
+    """A conversation, run in order on one thread; empty for a single ``input``."""
+    tags: tuple[str, ...] = ()
+    """The suite's ``tags:`` then the scenario's, for ``-m`` selection (harness.selection)."""
+
+    @property
+    def id(self) -> str:
+        """``suite::name``, the identifier ``-k`` matches against."""
+        return f"{self.suite}::{self.name}"
+
+
+@dataclass(frozen=True)
+class Suite:
+    """The scenarios of one YAML file."""
+
+    name: str
+    file: str
+    scenarios: tuple[Scenario, ...] = field(default_factory=tuple)

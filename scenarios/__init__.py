@@ -1,1 +1,0 @@
-"""Example scenario suites (YAML) and the demo agents they drive."""

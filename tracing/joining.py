@@ -1,0 +1,439 @@
+"""Joining spans: requested calls to executed calls, in request order (README "Capture").
+
+The input is the spans of one trace, or of the traces of one conversation (one LangGraph
+thread: a run, and the runs resuming it after a pause). The calls come out in request order:
+the chat spans that carry the model's requested calls, sorted by end time (a request is known
+when the model's turn ends), then by position in the request. Tool spans, in start order, join
+a request by the same rules as :class:`~tracing.callback.ToolCallRecorder`:
+
+* a waiting request (never executed, or last paused) with the tool span's call id; else one
+  of the same name (and, where the convention keeps them, equal arguments) that has no id, or
+  any, when the tool span has none; one made before the tool started first;
+* else the call, requested or not, whose last attempt failed, with the same id (else the same
+  name and arguments): a retry, one more attempt of the same call;
+* else no request: a tool invoked directly (or content capture off), at its start time.
+
+Joining recovers what a convention loses on the tool span (OpenInference: the id and the
+parameter name of a single string argument). A request no tool span joins stays a call with
+status ``requested``, ``invalid`` when its arguments were not JSON, or ``interrupted`` when the
+conversation ends paused (a LangGraph interrupt after it, before the model's next turn, and no
+run after it). A tool span paused by ``interrupt()`` is no attempt: the resumed run executes
+the tool again. The agent path is the one the span carries (SpanEmitter), else the root
+span's agent name, the tool names of the scopes above, and the namespace the convention keeps.
+
+Requests and executions join only within one scope (the nearest tool span above them), so an
+agent used as a tool keeps its own calls, which come right after that tool's call, depth first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from tracing.conventions import Convention, classify
+from tracing.events import agent_path
+from tracing.records import Attempt, CallStatus, ToolCall
+from tracing.span_reading import (
+    RAW_ARGUMENTS_KEY,
+    ExecutedCall,
+    RequestedCall,
+    Where,
+    executed_call,
+    interrupt_time,
+    requested_calls,
+    root_agent_name,
+    tool_responses,
+)
+from tracing.span_view import SpanView
+
+__all__ = ["calls_by_trace", "calls_from_spans"]
+
+Key = tuple[int, int, int, int]
+
+
+@dataclass(slots=True)
+class _Slot:
+    """One call being assembled: its request (if any) and its executions, in start order."""
+
+    request: RequestedCall | None
+    scope: str | None
+    key: Key
+    trace_id: str
+    executions: list[ExecutedCall] = field(default_factory=list)
+
+    def waiting(self) -> bool:
+        """Requested and never executed, or last paused (a resumed run executes it again)."""
+        if self.request is None or self.request.invalid:
+            return False
+        return not self.executions or self.executions[-1].status == "interrupted"
+
+    def failed(self) -> bool:
+        """Executed, and the last attempt failed: the next execution may retry it."""
+        return bool(self.executions) and self.executions[-1].status == "error"
+
+    def call_id(self) -> str | None:
+        """The id the request or any execution carries."""
+        if self.request is not None and self.request.id is not None:
+            return self.request.id
+        return next((e.id for e in self.executions if e.id is not None), None)
+
+
+def calls_from_spans(
+    spans: Iterable[SpanView], parents: Mapping[str, str | None] | None = None
+) -> list[ToolCall]:
+    """Turn the finished spans of ONE trace (or one conversation's traces) into its calls.
+
+    ``parents`` maps span id -> parent span id for spans that are not in ``spans`` (the
+    graph's chain spans between a tool and the agent it runs); with it, the calls made inside a
+    tool's run (an agent used as a tool) come right after that tool's call, depth first.
+    """
+    return [call for _, call in _convert(spans, parents or {})]
+
+
+def calls_by_trace(
+    spans: Iterable[SpanView], parents: Mapping[str, str | None] | None = None
+) -> dict[str, list[ToolCall]]:
+    """The calls of one conversation's traces, keyed by the trace that requested each.
+
+    A call requested in one run and executed in the next (a pause, then a resume) belongs to
+    the run that requested it; an unrequested execution to the run that executed it.
+    """
+    grouped: dict[str, list[ToolCall]] = {}
+    for trace_id, call in _convert(spans, parents or {}):
+        grouped.setdefault(trace_id, []).append(call)
+    return grouped
+
+
+_MAX_DEPTH = 10_000
+
+
+@dataclass(slots=True)
+class _Trace:
+    """What a conversation's traces say beyond their calls: roots, run starts, pauses."""
+
+    root_names: dict[str, str | None] = field(default_factory=dict)
+    starts: list[int] = field(default_factory=list)
+    pauses: list[int] = field(default_factory=list)
+    answers: dict[str, str] = field(default_factory=dict)
+
+
+def _convert(
+    spans: Iterable[SpanView], parents: Mapping[str, str | None]
+) -> list[tuple[str, ToolCall]]:
+    chats: list[tuple[SpanView, Convention]] = []
+    executions: list[ExecutedCall] = []
+    info = _Trace()
+    links: dict[str, str | None] = dict(parents)
+    for span in spans:
+        links[span.span_id] = span.parent_id
+        if span.parent_id is None:
+            info.root_names[span.trace_id] = root_agent_name(span)
+            info.starts.append(span.start_ns)
+        paused = interrupt_time(span)
+        if paused is not None:
+            info.pauses.append(paused)
+        kind = classify(span.attributes)
+        if kind is None:
+            continue
+        role, convention = kind
+        if role == "chat":
+            chats.append((span, convention))
+            info.answers.update(tool_responses(span))
+        else:
+            executions.append(executed_call(span, convention))
+    return _join(chats, executions, links, info)
+
+
+def _scope_finder(
+    executions: Sequence[ExecutedCall], links: Mapping[str, str | None]
+) -> Callable[[SpanView], str | None]:
+    """A function giving the nearest tool span above a span (its scope), or None at the top."""
+    tool_ids = {e.span.span_id for e in executions}
+
+    def scope_of(span: SpanView) -> str | None:
+        """The nearest tool span above this span, or None at the top."""
+        current = span.parent_id
+        for _ in range(_MAX_DEPTH):
+            if current is None or current in tool_ids:
+                return current
+            current = links.get(current)
+        return None
+
+    return scope_of
+
+
+class _Agents:
+    """The agent path of each span's run: written on the span, or rebuilt from its scopes."""
+
+    def __init__(
+        self,
+        executions: Sequence[ExecutedCall],
+        scope_of: Callable[[SpanView], str | None],
+        root_names: Mapping[str, str | None],
+    ) -> None:
+        self._tools = {e.span.span_id: e for e in executions}
+        self._scope_of = scope_of
+        self._root_names = root_names
+        self._places: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+    def path(self, span: SpanView, where: Where | None) -> str | None:
+        """The agent path of the run behind ``span`` (read at ``where``)."""
+        if where is not None and where.agent is not None:
+            return where.agent
+        prefix, base = self._place(self._scope_of(span), span.trace_id, 0)
+        return agent_path(prefix, base, where.namespace if where is not None else ())
+
+    def _place(
+        self, scope: str | None, trace_id: str, depth: int
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        if scope is None or depth > _MAX_DEPTH:
+            name = self._root_names.get(trace_id)
+            return ((name,) if name else ()), ()
+        known = self._places.get(scope)
+        if known is not None:
+            return known
+        tool = self._tools[scope]
+        where = tool.where
+        agent = where.agent if where is not None else None
+        if agent is None:
+            prefix, base = self._place(self._scope_of(tool.span), trace_id, depth + 1)
+            agent = agent_path(prefix, base, where.namespace if where is not None else ())
+            outer = tuple(agent.split("/")) if agent else prefix
+        else:
+            outer = tuple(agent.split("/"))
+        place = ((*outer, tool.name), where.namespace if where is not None else ())
+        self._places[scope] = place
+        return place
+
+
+def _before(slots: list[_Slot], started: int) -> _Slot | None:
+    """The first slot whose request was made before ``started``, else the first at all."""
+    for slot in slots:
+        if slot.request is not None and slot.request.order[0] <= started:
+            return slot
+    return slots[0] if slots else None
+
+
+def _find_waiting(slots: Sequence[_Slot], execution: ExecutedCall) -> _Slot | None:
+    """The waiting request this execution runs (rules in the module docstring)."""
+    waiting = [slot for slot in slots if slot.waiting()]
+    started = execution.span.start_ns
+    if execution.id is not None:
+        by_id = [s for s in waiting if s.request is not None and s.request.id == execution.id]
+        if by_id:
+            return _before(by_id, started)
+    named = [
+        s
+        for s in waiting
+        if s.request is not None
+        and s.request.name == execution.name
+        and (execution.id is None or s.request.id is None)
+    ]
+    if execution.args is not None and not execution.convention.lossy_arguments:
+        # Arguments can differ in type on the span (a convention's encoding): fall back to
+        # the name rather than lose the join.
+        named = [s for s in named if s.request and s.request.args == execution.args] or named
+    return _before(named, started)
+
+
+def _same_arguments(a: ExecutedCall, b: ExecutedCall) -> bool:
+    return a.args == b.args and a.raw_args == b.raw_args
+
+
+def _find_retry(slots: Sequence[_Slot], execution: ExecutedCall) -> _Slot | None:
+    """The call whose last attempt failed that this execution tries again, if any."""
+    for slot in reversed(slots):
+        if not slot.failed():
+            continue
+        if execution.id is not None:
+            if slot.call_id() == execution.id:
+                return slot
+        elif slot.executions[-1].name == execution.name and _same_arguments(
+            slot.executions[-1], execution
+        ):
+            return slot
+    return None
+
+
+def _join(
+    chats: Sequence[tuple[SpanView, Convention]],
+    executions: list[ExecutedCall],
+    links: Mapping[str, str | None],
+    info: _Trace,
+) -> list[tuple[str, ToolCall]]:
+    scope_of = _scope_finder(executions, links)
+    agents = _Agents(executions, scope_of, info.root_names)
+    chats = sorted(chats, key=lambda item: (item[0].end_ns, item[0].start_ns))
+    slots: dict[str | None, list[_Slot]] = {}
+    # Turns count per scope and run, as the recorder counts them per top-level run.
+    chat_times: dict[tuple[str | None, str], list[tuple[int, int]]] = {}
+    for span, convention in chats:
+        scope = scope_of(span)
+        times = chat_times.setdefault((scope, span.trace_id), [])
+        for request in requested_calls(span, convention, len(times)):
+            slot = _Slot(request, scope, (*request.order, 0), span.trace_id)
+            slots.setdefault(scope, []).append(slot)
+        times.append((span.start_ns, span.end_ns))
+
+    executions.sort(key=lambda e: (e.span.start_ns, e.span.end_ns))
+    for execution in executions:
+        scope = scope_of(execution.span)
+        scoped = slots.setdefault(scope, [])
+        found = _find_waiting(scoped, execution) or _find_retry(scoped, execution)
+        if found is None:
+            started = execution.span.start_ns
+            found = _Slot(None, scope, (started, started, 0, 1), execution.span.trace_id)
+            scoped.append(found)
+        found.executions.append(execution)
+
+    keyed: dict[str | None, list[tuple[Key, tuple[str, ...], str, ToolCall]]] = {}
+    for scope, scoped in slots.items():
+        for slot in scoped:
+            call = _call(slot, agents, chat_times, info)
+            span_ids = tuple(e.span.span_id for e in slot.executions)
+            keyed.setdefault(scope, []).append((slot.key, span_ids, slot.trace_id, call))
+
+    out: list[tuple[str, ToolCall]] = []
+    _emit(None, keyed, out, set())
+    # A scope whose tool span never arrived (cut trace) still comes out, at the end.
+    for scope in list(keyed):
+        _emit(scope, keyed, out, set())
+    return out
+
+
+def _call(
+    slot: _Slot,
+    agents: _Agents,
+    chat_times: Mapping[tuple[str | None, str], list[tuple[int, int]]],
+    info: _Trace,
+) -> ToolCall:
+    request = slot.request
+    if not slot.executions:
+        assert request is not None  # a slot has a request or an execution
+        status: CallStatus = "requested"
+        error = request.error or (info.answers.get(request.id) if request.id else None)
+        if request.invalid:
+            status = "invalid"
+        elif error is None and _paused_awaiting(request, slot, chat_times, info):
+            status = "interrupted"
+        span = request.span
+        where = request.where
+        return ToolCall(
+            name=request.name,
+            args=request.args,
+            id=request.id,
+            status=status,
+            error=error,
+            node=where.node if where is not None else None,
+            turn=request.turn,
+            source="otel",
+            agent=agents.path(span, where) if span is not None else None,
+        )
+    last = slot.executions[-1]
+    attempts = tuple(
+        attempt for attempt in (_attempt(e) for e in slot.executions) if attempt is not None
+    )
+    status = last.status
+    if last.interrupted_at is not None and any(s > last.interrupted_at for s in info.starts):
+        status = "requested"  # a later run of the conversation resumed it, without running it
+    return _joined_call(last, request, _turn(slot, last, chat_times), status, attempts, agents)
+
+
+def _attempt(execution: ExecutedCall) -> Attempt | None:
+    """The attempt an execution was (None for one LangGraph paused: it runs again on resume)."""
+    span = execution.span
+    if execution.status == "ok":
+        return Attempt("ok", None, span.start_ns or None, span.end_ns or None)
+    if execution.status == "error":
+        return Attempt("error", execution.error, span.start_ns or None, span.end_ns or None)
+    return None
+
+
+def _paused_awaiting(
+    request: RequestedCall,
+    slot: _Slot,
+    chat_times: Mapping[tuple[str | None, str], list[tuple[int, int]]],
+    info: _Trace,
+) -> bool:
+    """Did the conversation end paused with this request waiting for its turn to run?
+
+    A pause after the request, before the model's next turn in the same run and scope, and
+    no run of the conversation started after the last such pause.
+    """
+    made = request.order[0]
+    pauses = [p for p in info.pauses if p >= made]
+    if not pauses:
+        return False
+    pause = max(pauses)
+    if any(start > pause for start in info.starts):
+        return False
+    later_turns = chat_times.get((slot.scope, slot.trace_id), ())
+    return not any(made < start < pause for start, _ in later_turns)
+
+
+def _turn(
+    slot: _Slot,
+    execution: ExecutedCall,
+    chat_times: Mapping[tuple[str | None, str], list[tuple[int, int]]],
+) -> int:
+    if slot.request is not None:
+        return slot.request.turn
+    started = execution.span.start_ns
+    times = chat_times.get((slot.scope, execution.span.trace_id), ())
+    return sum(1 for _, end in times if end <= started)
+
+
+def _joined_call(
+    execution: ExecutedCall,
+    request: RequestedCall | None,
+    turn: int,
+    status: CallStatus,
+    attempts: tuple[Attempt, ...],
+    agents: _Agents,
+) -> ToolCall:
+    span = execution.span
+    error = execution.error
+    args = execution.args
+    if request is not None and args is None:
+        args = request.args  # the span lost them (a bare string value, or no content capture)
+    if args is None:
+        if execution.raw_args is not None:
+            args = {RAW_ARGUMENTS_KEY: execution.raw_args}
+            error = f"{execution.args_problem}; {error}" if error else execution.args_problem
+        else:
+            args = {}
+    return ToolCall(
+        name=execution.name,
+        args=args,
+        id=execution.id or (request.id if request is not None else None),
+        status=status,
+        result=execution.result,
+        error=error,
+        started_at=span.start_ns or None,
+        ended_at=span.end_ns or None,
+        run_id=span.span_id,
+        parent_run_id=span.parent_id,
+        node=execution.node,
+        turn=turn,
+        source="otel",
+        attempts=attempts,
+        agent=agents.path(span, execution.where),
+    )
+
+
+def _emit(
+    scope: str | None,
+    keyed: dict[str | None, list[tuple[Key, tuple[str, ...], str, ToolCall]]],
+    out: list[tuple[str, ToolCall]],
+    seen: set[str | None],
+) -> None:
+    """Depth first: each call, then the calls made inside its tool's runs."""
+    items = keyed.pop(scope, None)
+    if items is None or scope in seen:
+        return
+    seen.add(scope)
+    items.sort(key=lambda item: item[0])
+    for _, span_ids, trace_id, call in items:
+        out.append((trace_id, call))
+        for span_id in span_ids:
+            _emit(span_id, keyed, out, seen)

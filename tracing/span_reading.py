@@ -1,0 +1,455 @@
+"""Reading spans into calls: what one chat or tool span says, per convention.
+
+A chat span carries the calls the model requested (:class:`RequestedCall`); a tool span carries
+one executed call (:class:`ExecutedCall`). Each of the three conventions (GenAI, OpenInference,
+Traceloop; see :mod:`tracing.conventions`) puts names, arguments, ids and results under its own
+keys and shapes, and some lose information on the tool span; reading records what is there and
+why something is missing, and :mod:`tracing.joining` recovers the rest from the requests.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tracing.conventions import (
+    AGENT_NAME,
+    AGENT_PATH,
+    CONVERSATION_KEYS,
+    ERROR_TYPE,
+    EXCEPTION_EVENT,
+    EXCEPTION_MESSAGE,
+    EXCEPTION_TYPE,
+    GENAI,
+    GENAI_OPERATION,
+    GENAI_OUTPUT_MESSAGES,
+    INTERRUPT_TYPES,
+    OPENINFERENCE,
+    OPENINFERENCE_METADATA,
+    TRACELOOP,
+    Convention,
+    SpanRole,
+    classify,
+)
+from tracing.events import namespace_nodes
+from tracing.records import RAW_ARGUMENTS_KEY, CallStatus, InvalidToolCall, parse_arguments
+from tracing.span_view import SpanView
+
+__all__ = [
+    "RAW_ARGUMENTS_KEY",
+    "ExecutedCall",
+    "RequestedCall",
+    "Where",
+    "conversation_of",
+    "executed_call",
+    "interrupt_time",
+    "keeps",
+    "place_of",
+    "relevant_role",
+    "requested_calls",
+    "root_agent_name",
+    "tool_responses",
+]
+
+GENAI_INPUT_MESSAGES = "gen_ai.input.messages"
+
+
+def relevant_role(attributes: Mapping[str, Any]) -> SpanRole | None:
+    """``tool`` / ``chat`` when a span with these attributes can carry tool calls, else None."""
+    kind = classify(attributes)
+    return None if kind is None else kind[0]
+
+
+def _is_interrupt_type(value: Any) -> bool:
+    return isinstance(value, str) and value.rsplit(".", 1)[-1] in INTERRUPT_TYPES
+
+
+def keeps(
+    attributes: Mapping[str, Any],
+    parent_id: str | None,
+    events: Iterable[tuple[str, Mapping[str, Any]]],
+) -> bool:
+    """Does the tool-call conversion need this span: a tool or chat span, a trace's root (the
+    agent's name, when a run started), or a span where LangGraph paused the run?"""
+    if parent_id is None or relevant_role(attributes) is not None:
+        return True
+    if _is_interrupt_type(attributes.get(ERROR_TYPE)):
+        return True
+    return any(
+        name == EXCEPTION_EVENT and _is_interrupt_type(attrs.get(EXCEPTION_TYPE))
+        for name, attrs in events
+    )
+
+
+def interrupt_time(span: SpanView) -> int | None:
+    """When LangGraph paused the run in this span (its interrupt event, else its end), or None."""
+    for event in span.events:
+        if event.name == EXCEPTION_EVENT and _is_interrupt_type(
+            event.attributes.get(EXCEPTION_TYPE)
+        ):
+            return event.time_ns or span.end_ns
+    if _is_interrupt_type(span.attributes.get(ERROR_TYPE)):
+        return span.end_ns
+    return None
+
+
+def conversation_of(span: SpanView) -> str | None:
+    """The LangGraph thread a span's run belongs to, in whichever convention wrote it."""
+    for key in CONVERSATION_KEYS:
+        value = span.attributes.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value):
+            return str(value)
+    metadata = _loads(span.attributes.get(OPENINFERENCE_METADATA))
+    if isinstance(metadata, Mapping):
+        thread = metadata.get("thread_id")
+        if isinstance(thread, (str, int)) and not isinstance(thread, bool) and str(thread):
+            return str(thread)
+    return None
+
+
+def root_agent_name(span: SpanView) -> str | None:
+    """The top-level agent's name, from a trace's root span (None for a scenario span)."""
+    if "harness.scenario" in span.attributes:
+        return None
+    for key in (AGENT_NAME, "gen_ai.workflow.name", "traceloop.entity.name"):
+        value = span.attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    name = span.name
+    operation = span.attributes.get(GENAI_OPERATION)
+    if isinstance(operation, str) and name.startswith(operation + " "):
+        name = name[len(operation) + 1 :]  # "invoke_workflow supervisor"
+    return name.removesuffix(".workflow").strip() or None
+
+
+def tool_responses(span: SpanView) -> dict[str, str]:
+    """The error answers to calls in a chat span's input: call id -> text (SpanEmitter only).
+
+    SpanEmitter marks the ``tool_call_response`` part of an error ToolMessage with
+    ``"status": "error"``; the other conventions do not say which answers were errors.
+    """
+    messages = _loads(span.attributes.get(GENAI_INPUT_MESSAGES))
+    out: dict[str, str] = {}
+    for message in messages if isinstance(messages, list) else ():
+        parts = message.get("parts") if isinstance(message, Mapping) else None
+        for part in parts if isinstance(parts, list) else ():
+            if (
+                isinstance(part, Mapping)
+                and part.get("type") == "tool_call_response"
+                and part.get("status") == "error"
+                and isinstance(part.get("id"), str)
+            ):
+                out[part["id"]] = _text(part.get("response"))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Where a span's run was: its agent path if written, else its LangGraph namespace; node."""
+
+    agent: str | None
+    namespace: tuple[str, ...]
+    node: str | None
+
+
+def place_of(span: SpanView, convention: Convention) -> Where:
+    """The agent path (SpanEmitter writes it), namespace and node of a tool or chat span."""
+    agent = span.attributes.get(AGENT_PATH)
+    namespace: tuple[str, ...] = ()
+    if convention.namespace is not None:
+        namespace = namespace_nodes(span.attributes.get(convention.namespace))
+    elif convention is OPENINFERENCE:
+        metadata = _loads(span.attributes.get(OPENINFERENCE_METADATA))
+        if isinstance(metadata, Mapping):
+            namespace = namespace_nodes(
+                metadata.get("langgraph_checkpoint_ns") or metadata.get("checkpoint_ns")
+            )
+    return Where(
+        agent if isinstance(agent, str) and agent else None, namespace, _node(span, convention)
+    )
+
+
+@dataclass(slots=True)
+class RequestedCall:
+    """A call the model asked for on a chat span (``invalid``: its arguments were not JSON)."""
+
+    name: str
+    args: dict[str, Any]
+    id: str | None
+    order: tuple[int, int, int]
+    turn: int
+    error: str | None = None
+    invalid: bool = False
+    span: SpanView | None = None
+    where: Where | None = None
+
+
+@dataclass(slots=True)
+class ExecutedCall:
+    """What a tool span says about one executed call."""
+
+    span: SpanView
+    convention: Convention
+    name: str
+    args: dict[str, Any] | None
+    """None when the span does not carry arguments that can be trusted as named arguments."""
+    raw_args: str | None
+    args_problem: str | None
+    id: str | None
+    status: CallStatus
+    result: Any
+    error: str | None
+    node: str | None
+    where: Where | None = None
+    interrupted_at: int | None = None
+    """When LangGraph paused the call inside the tool (status ``interrupted``), else None."""
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def _loads(text: Any) -> Any:
+    """JSON-decode a string attribute; anything else (or bad JSON) comes back as None."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _tool_message(obj: Any) -> dict[str, Any] | None:
+    """The fields of a serialised LangChain ToolMessage, in any of the shapes tracers write."""
+    if not isinstance(obj, Mapping):
+        return None
+    if obj.get("lc") == 1 and isinstance(obj.get("kwargs"), Mapping):
+        kwargs = obj["kwargs"]
+        ids = obj.get("id")
+        if kwargs.get("type") == "tool" or (isinstance(ids, list) and "ToolMessage" in ids):
+            return dict(kwargs)
+        return None
+    if obj.get("type") == "tool" and isinstance(obj.get("data"), Mapping):
+        return dict(obj["data"])
+    if obj.get("type") == "tool" and "tool_call_id" in obj:
+        return dict(obj)
+    return None
+
+
+def _exception_message(span: SpanView) -> str | None:
+    for event in span.events:
+        if event.name == EXCEPTION_EVENT:
+            message = event.attributes.get(EXCEPTION_MESSAGE)
+            if message:
+                return str(message)
+    return None
+
+
+def _tool_name(span: SpanView, convention: Convention) -> str:
+    for key in convention.tool_name:
+        value = span.attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    # Every convention names the span after the tool as a last resort.
+    return span.name.removeprefix("execute_tool ").strip() or "<unnamed tool>"
+
+
+def _parse_python_dict(text: str) -> dict[str, Any] | None:
+    """LangChain's ``input_str`` is ``str(dict)``: read it back without evaluating code."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _read_arguments(
+    span: SpanView, convention: Convention
+) -> tuple[dict[str, Any] | None, str | None, str | None, str | None]:
+    """(args, raw text, problem, call id found in the arguments) of a tool span."""
+    raw = span.attributes.get(convention.arguments)
+    if raw is None:
+        return None, None, None, None
+    if convention is TRACELOOP:
+        return _read_traceloop_arguments(raw)
+    where = f"span {span.span_id} ({convention.arguments})"
+    try:
+        return parse_arguments(raw, where=where), None, None, None
+    except InvalidToolCall as exc:
+        text = _text(raw)
+        if convention is OPENINFERENCE:
+            problem = (
+                "OpenInference writes a single string argument as its bare value, so the "
+                "parameter name is unknown (no requested call in the trace to recover it from)"
+            )
+            return None, text, problem, None
+        return None, text, str(exc), None
+
+
+def _read_traceloop_arguments(
+    raw: Any,
+) -> tuple[dict[str, Any] | None, str | None, str | None, str | None]:
+    envelope = _loads(raw) if isinstance(raw, str) else raw
+    if not isinstance(envelope, Mapping):
+        return None, _text(raw), f"traceloop.entity.input is not a JSON object: {raw!r:.80}", None
+    kwargs = envelope.get("kwargs")
+    call_id = kwargs.get("tool_call_id") if isinstance(kwargs, Mapping) else None
+    call_id = call_id if isinstance(call_id, str) and call_id else None
+    inputs = envelope.get("inputs")
+    if isinstance(inputs, Mapping):
+        return dict(inputs), None, None, call_id
+    input_str = envelope.get("input_str")
+    if isinstance(input_str, str):
+        parsed = _loads(input_str)
+        if not isinstance(parsed, dict):
+            parsed = _parse_python_dict(input_str)
+        if isinstance(parsed, dict):
+            return parsed, None, None, call_id
+        problem = f"traceloop.entity.input has no structured inputs; input_str {input_str!r:.80}"
+        return None, input_str, problem, call_id
+    return None, _text(raw), "traceloop.entity.input carries neither inputs nor input_str", call_id
+
+
+def _command_message(decoded: Any, call_id: str | None) -> dict[str, Any] | None:
+    """The ToolMessage in a serialised LangGraph ``Command(update={"messages": [...]})``."""
+    if not isinstance(decoded, Mapping) or not isinstance(decoded.get("update"), Mapping):
+        return None
+    messages = decoded["update"].get("messages")
+    found = [m for m in map(_tool_message, messages if isinstance(messages, list) else ()) if m]
+    answer = next((m for m in found if call_id and m.get("tool_call_id") == call_id), None)
+    return answer or (found[0] if found else None)
+
+
+def _read_output(
+    span: SpanView, convention: Convention, call_id: str | None
+) -> tuple[Any, str | None, bool]:
+    """(result, call id from a returned ToolMessage, whether that ToolMessage is an error).
+
+    A tool may return a ToolMessage or a ``Command`` whose state update carries it; every
+    convention serialises both (each in its own shape).
+    """
+    raw = span.attributes.get(convention.result)
+    if raw is None:
+        return None, None, False
+    decoded = _loads(raw)
+    if convention is TRACELOOP and isinstance(decoded, Mapping):
+        decoded = decoded.get("output")
+    message = _tool_message(decoded) or _command_message(decoded, call_id)
+    if message is None:
+        if convention is GENAI:
+            return raw, None, False
+        return decoded if decoded is not None else raw, None, False
+    found_id = message.get("tool_call_id")
+    return (
+        message.get("content"),
+        found_id if isinstance(found_id, str) and found_id else None,
+        message.get("status") == "error",
+    )
+
+
+def _node(span: SpanView, convention: Convention) -> str | None:
+    if convention.node is not None:
+        value = span.attributes.get(convention.node)
+        return value if isinstance(value, str) else None
+    if convention is OPENINFERENCE:
+        metadata = _loads(span.attributes.get(OPENINFERENCE_METADATA))
+        if isinstance(metadata, Mapping):
+            value = metadata.get("langgraph_node")
+            return value if isinstance(value, str) else None
+    return None
+
+
+def executed_call(span: SpanView, convention: Convention) -> ExecutedCall:
+    """What a tool span of this convention says about the call it ran."""
+    args, raw_args, problem, args_id = _read_arguments(span, convention)
+    span_id_attr = span.attributes.get(convention.call_id) if convention.call_id else None
+    call_id = span_id_attr if isinstance(span_id_attr, str) and span_id_attr else None
+    result, output_id, output_error = _read_output(span, convention, call_id or args_id)
+    paused = interrupt_time(span)
+    failed = paused is None and (
+        span.status == "ERROR" or ERROR_TYPE in span.attributes or output_error
+    )
+    error: str | None = None
+    if failed:
+        error = (
+            span.status_message
+            or _exception_message(span)
+            or (str(result) if output_error and result is not None else None)
+            or str(span.attributes.get(ERROR_TYPE) or "error")
+        )
+    return ExecutedCall(
+        span=span,
+        convention=convention,
+        name=_tool_name(span, convention),
+        args=args,
+        raw_args=raw_args,
+        args_problem=problem,
+        id=call_id or args_id or output_id,
+        status="interrupted" if paused is not None else "error" if failed else "ok",
+        result=result,
+        error=error,
+        node=_node(span, convention),
+        where=place_of(span, convention),
+        interrupted_at=paused,
+    )
+
+
+def _request_from(
+    fields: Mapping[str, Any], *, order: tuple[int, int, int], turn: int, where: str
+) -> RequestedCall | None:
+    name = fields.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    call_id = fields.get("id")
+    call_id = call_id if isinstance(call_id, str) and call_id else None
+    raw = fields.get("arguments")
+    try:
+        args = parse_arguments(raw, where=f"{where}: requested call {name!r}")
+        problem = None
+    except InvalidToolCall as exc:
+        args, problem = {RAW_ARGUMENTS_KEY: _text(raw)}, str(exc)
+    return RequestedCall(
+        name=name,
+        args=args,
+        id=call_id,
+        order=order,
+        turn=turn,
+        error=problem,
+        invalid=problem is not None,
+    )
+
+
+def requested_calls(span: SpanView, convention: Convention, turn: int) -> list[RequestedCall]:
+    """The tool calls a chat span says the model asked for, in the model's order."""
+    where_text = f"span {span.span_id}"
+    found: list[Mapping[str, Any]] = []
+    messages = _loads(span.attributes.get(GENAI_OUTPUT_MESSAGES))
+    if isinstance(messages, list):
+        for message in messages:
+            parts = message.get("parts") if isinstance(message, Mapping) else None
+            for part in parts if isinstance(parts, list) else ():
+                if isinstance(part, Mapping) and part.get("type") == "tool_call":
+                    found.append(part)
+    pattern = convention.requested_pattern
+    if not found and pattern is not None:
+        flat: dict[tuple[int, int], dict[str, Any]] = {}
+        for key, value in span.attributes.items():
+            match = pattern.match(key)
+            if match is not None:
+                slot = flat.setdefault((int(match[1]), int(match[2])), {})
+                slot[convention.requested_fields[match[3]]] = value
+        found = [flat[slot] for slot in sorted(flat)]
+    requests = []
+    place = place_of(span, convention)
+    for position, fields in enumerate(found):
+        request = _request_from(
+            fields, order=(span.end_ns, span.start_ns, position), turn=turn, where=where_text
+        )
+        if request is not None:
+            request.span = span
+            request.where = place
+            requests.append(request)
+    return requests

@@ -21,6 +21,8 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	mkdir -p reports
 	$(VENV)/bin/harness run scenarios/ --junit-xml reports/junit.xml --json reports/results.json
+	@echo "== the same suites replayed from their committed cassettes (cassettes/): no model is built"
+	$(VENV)/bin/harness run scenarios/ --replay -q
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -44,7 +46,7 @@ $(BENCH_STAMP): pyproject.toml
 # bench_metrics needs Ragas, so it runs in .venv-bench; the others run in the main .venv.
 # Extra options go to every benchmark, e.g. `make bench BENCH_ARGS=--quick`.
 BENCH_ARGS ?=
-BENCH_MAIN := bench_matching bench_capture bench_runner
+BENCH_MAIN := bench_matching bench_capture bench_runner bench_eval_traces
 
 bench: $(BENCH_STAMP) $(STAMP)
 	@status=0; \
@@ -83,3 +85,34 @@ browser-deps:
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) reports .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# Lower bounds: a fresh .venv-lowest where uv resolves every direct dependency of the package to
+# the floor pyproject.toml declares (`--resolution lowest-direct`), with the test tools at the
+# floors of the `dev` group; the demo suites and the capture tests must pass there. The three
+# suites named here need only the base dependencies (the others need `langchain` v1), and
+# tests/test_parity.py is left out: the instrumentors at the dev group's floors record nothing on
+# langchain-core 1.x, and one of them needs opentelemetry 1.43, far above the base floor.
+# `make test-lowest LOWEST_PYTHON=python3.10` checks the floors of the oldest Python we support.
+LOWEST_VENV     ?= .venv-lowest
+LOWEST_PYTHON   ?= $(PYTHON)
+LOWEST_PY       := $(LOWEST_VENV)/bin/python
+LOWEST_TOOLS_RE := pytest|pytest-asyncio|hypothesis|junitparser
+LOWEST_SUITES   := scenarios/travel.yaml scenarios/orders.yaml scenarios/calculator.yaml
+LOWEST_TESTS    := tests/test_recorder.py tests/test_span_emitter.py tests/test_span_exporter.py \
+	tests/test_capture_concurrency.py tests/test_records.py tests/test_demo_agents.py \
+	tests/test_runner.py
+
+.PHONY: test-lowest
+test-lowest:
+	rm -rf $(LOWEST_VENV)
+	$(LOWEST_PYTHON) -m venv $(LOWEST_VENV)
+	$(LOWEST_PY) -m pip install --quiet --disable-pip-version-check uv
+	sed -n '/^\[dependency-groups\]/,/^\[/p' pyproject.toml \
+		| grep -oE '"($(LOWEST_TOOLS_RE))([ <>=!~;[][^"]*)?"' | tr -d '"' > $(LOWEST_VENV)/test-tools.txt
+	test $$(wc -l < $(LOWEST_VENV)/test-tools.txt) -eq $(words $(subst |, ,$(LOWEST_TOOLS_RE))) || { \
+		echo "test-lowest: expected the floors of $(LOWEST_TOOLS_RE) in [dependency-groups] dev"; exit 1; }
+	$(LOWEST_VENV)/bin/uv pip install --quiet --python $(LOWEST_PY) --resolution lowest-direct \
+		-e . -r $(LOWEST_VENV)/test-tools.txt
+	@echo "test-lowest: $$($(LOWEST_VENV)/bin/uv pip freeze --python $(LOWEST_PY) --exclude-editable | tr '\n' ' ')"
+	$(LOWEST_VENV)/bin/harness run $(LOWEST_SUITES)
+	$(LOWEST_PY) -m pytest -q -p no:cacheprovider $(LOWEST_TESTS)

@@ -83,12 +83,26 @@ CHILD_READER = (
 )
 CHILD_EVAL = (
     CHILD_BASELINE
-    + "import contextlib, os, sys\nfrom harness.cli import main\n"
+    + "import contextlib, os, sys, time\nfrom harness.cli import build_parser, main\n"
+    + "build_parser()  # its lazy imports, so the clock sees the command's own work\n"
+    + "start = time.perf_counter()\n"
     + "with open(os.devnull, 'w') as devnull, contextlib.redirect_stdout(devnull):\n"
     + "    code = main(['eval-traces', sys.argv[1], '--scenarios', sys.argv[2], "
     + "'--json', sys.argv[3], *sys.argv[4:]])\n"
-    + "print(code)\n"
+    + "print(code, time.perf_counter() - start)\n"
 )
+# the reader alone, timed inside the child (interpreter start and imports left out)
+CHILD_READER_TIMED = (
+    CHILD_BASELINE
+    + "import sys, time\nfrom harness.evaluate_traces import iter_recorded_traces\n"
+    + "start = time.perf_counter()\n"
+    + "count = sum(1 for _ in iter_recorded_traces(sys.argv[1]))\n"
+    + "print(count, time.perf_counter() - start)\n"
+)
+THROUGHPUT_TRACES = 20_000
+TARGET_JSON = 10_000  # traces/s, one process, --json
+TARGET_ALL = 5_000  # traces/s, one process, --json --junit-xml --html
+TARGET_WORKERS = 1.7  # --workers 2 over --workers 1
 
 
 def _attr(key: str, value: Any) -> dict[str, Any]:
@@ -222,8 +236,50 @@ def main() -> None:
             f"baseline (+ scenarios loaded): peak RSS {base:7.1f} MB "
             "(what eval-traces costs before reading a trace: the loader imports langchain_core)"
         )
+        throughput(folder, suite, 4_000 if args.quick else THROUGHPUT_TRACES, args.per_line)
         for traces in counts:
             measure(folder, suite, traces, args.per_line, (imports, base))
+
+
+def _timed(code: str, *args: str) -> float:
+    """Seconds the child reports for its work (its second output field)."""
+    _, _, first = peak_rss_mb(code, *args)
+    return float(first.split()[1])
+
+
+def throughput(folder: Path, suite: Path, traces: int, per_line: int) -> None:
+    """Traces per second: the reader alone (the floor), then eval-traces with its reports."""
+    path = folder / "throughput.json"
+    write_file(path, traces, per_line)
+    report = folder / "report.json"
+    junit, html = folder / "report.xml", folder / "report.html"
+    every = ["--junit-xml", str(junit), "--html", str(html)]
+    print(f"\nthroughput, {traces:,} traces ({os.path.getsize(path) / 1e6:.0f} MB), load {_load()}")
+    reader = traces / _timed(CHILD_READER_TIMED, str(path))
+    print(f"  reader only (the floor)            {reader:>9,.0f} traces/s")
+    alone = ["--workers", "1"]
+    rows = [
+        ("--json, 1 process", alone, f"target >= {TARGET_JSON:,}"),
+        ("--json --junit-xml --html, 1 process", [*alone, *every], f"target >= {TARGET_ALL:,}"),
+        ("--json, --workers 2", ["--workers", "2"], ""),
+    ]
+    rates: list[float] = []
+    for label, extra, target in rows:
+        rate = traces / _timed(CHILD_EVAL, str(path), str(suite), str(report), *extra)
+        rates.append(rate)
+        print(
+            f"  eval-traces {label:<38} {rate:>9,.0f} traces/s  {rate / reader:>5.2f}x the reader"
+            f"  {target}"
+        )
+    print(f"  --workers 2 over 1 process: {rates[2] / rates[0]:.2f}x (target >= {TARGET_WORKERS})")
+    path.unlink()
+
+
+def _load() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.2f} (1-min average, {os.cpu_count()} cores)"
+    except OSError:
+        return "unknown"
 
 
 def measure(
@@ -246,7 +302,7 @@ def measure(
         f"(+{reader - imports:.1f} MB over imports only; file {size_mb:.0f} MB) in {reader_s:.1f}s"
     )
     report = folder / "report.json"
-    full, full_s, _ = peak_rss_mb(CHILD_EVAL, str(path), str(suite), str(report))
+    full, full_s, _ = peak_rss_mb(CHILD_EVAL, str(path), str(suite), str(report), "--workers", "1")
     counts, listed = json_report_summary(report)
     print(
         f"eval-traces --json:            peak RSS {full:7.1f} MB "
@@ -254,7 +310,7 @@ def measure(
         f"{listed:,} results in the JSON report"
     )
     junit, html = folder / "report.xml", folder / "report.html"
-    extra = ["--junit-xml", str(junit), "--html", str(html)]
+    extra = ["--workers", "1", "--junit-xml", str(junit), "--html", str(html)]
     every, every_s, _ = peak_rss_mb(CHILD_EVAL, str(path), str(suite), str(report), *extra)
     print(
         f"  ... --junit-xml --html:      peak RSS {every:7.1f} MB "

@@ -41,9 +41,7 @@ _NOT_A_SOURCE = (
 )
 
 
-NO_RUN_RECORDED = (
-    "no LangChain run was recorded: pass recorder.config or use capture_tool_calls()"
-)
+NO_RUN_RECORDED = "no LangChain run was recorded: pass recorder.config or use capture_tool_calls()"
 """Why a check on a recorder that never saw a run failed (docs/architecture.md, "Capture")."""
 
 

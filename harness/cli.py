@@ -1,9 +1,14 @@
 """``harness``: run scenario suites, score recorded traces, validate suites, list metrics.
 
-Exit codes (as pytest): 0 every scenario passed (xfailed and xpassed included), 1 a scenario
-failed or errored, 2 configuration error (every problem found is listed), 5 no scenario
-selected, 130 interrupted. Flag defaults come from ``[tool.harness]`` / ``harness.toml`` and
-``HARNESS_*`` (:mod:`harness.config`).
+Subcommands: ``run``, ``validate``, ``eval-traces``, ``draft``, ``metrics``, ``schema``,
+``init``. Exit codes (as pytest): 0 every scenario passed (xfailed and xpassed included), 1 a
+scenario failed or errored (``eval-traces``: also no trace found, or a line it could not read),
+2 configuration or usage error (every problem found is listed), 5 no scenario selected, 130
+interrupted by SIGINT, 143 ``harness run`` stopped by SIGTERM (128 + the signal, as a shell
+reports it). After a first SIGINT (or ``run``'s SIGTERM) every report is still written for
+what finished; a second signal stops at once. Flag defaults come from ``[tool.harness]`` /
+``harness.toml`` and ``HARNESS_*``; a flag given wins over the variable, which wins over the
+file (:mod:`harness.config`). See docs/architecture.md, "Threading and concurrency contracts".
 """
 
 from __future__ import annotations
@@ -91,7 +96,8 @@ def build_parser(defaults: Mapping[str, Any] | None = None) -> argparse.Argument
         "-v",
         "--verbose",
         action="store_true",
-        help="list the YAML files that are not suites, and every scenario in the table",
+        help="list the YAML files that are not suites, every scenario in the table, and the "
+        "traceback of a provider error or cassette miss",
     )
     run.add_argument(
         "-q", "--quiet", action="store_true", help="print only the summary line (and errors)"
@@ -115,11 +121,23 @@ def build_parser(defaults: Mapping[str, Any] | None = None) -> argparse.Argument
         choices=("http", "grpc"),
         help="OTLP transport (default http, or OTEL_EXPORTER_OTLP_PROTOCOL)",
     )
-    export.add_argument(
+    content = export.add_mutually_exclusive_group()
+    content.add_argument(
         "--capture-content",
-        action="store_true",
-        help="export tool arguments/results and messages (default: "
-        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, else off); secrets stay masked",
+        action="store_const",
+        const=True,
+        dest="capture_content",
+        help="export tool arguments/results and messages (backend default: "
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, else off; --trace-file: on); "
+        "secrets stay masked",
+    )
+    content.add_argument(
+        "--no-capture-content",
+        action="store_const",
+        const=False,
+        dest="capture_content",
+        help="keep content out of the --trace-file too (eval-traces then cannot check "
+        "arguments or the final answer)",
     )
     export.add_argument(
         "--trace-file",
@@ -167,6 +185,14 @@ def build_parser(defaults: Mapping[str, Any] | None = None) -> argparse.Argument
         metavar="EXPR",
         help="only traces of scenarios matching EXPR (pytest's -k, as for `harness run`)",
     )
+    evaluate.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="score in N processes, each taking a part of the input (default: the number of "
+        "cores); the results and reports are the same as with --workers 1",
+    )
     _report_arguments(evaluate)
     if defaults:
         run.set_defaults(**defaults)
@@ -181,6 +207,10 @@ def build_parser(defaults: Mapping[str, Any] | None = None) -> argparse.Argument
     commands.add_parser(
         "schema", help="print the JSON Schema (2020-12) of the scenario format, for editors"
     )
+
+    from harness.draft import add_parser as add_draft_parser
+
+    add_draft_parser(commands)
 
     init = commands.add_parser("init", help="write a starter project (agent, suite, pytest test)")
     init.add_argument("directory", nargs="?", default=".", metavar="DIR", help="default: .")
@@ -208,6 +238,16 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
         help="mask only the --redact keys, not the default list",
     )
     parser.add_argument(
+        "--redact-pattern",
+        action="append",
+        default=[],
+        type=_value_pattern,
+        metavar="REGEX",
+        help="also mask every match of REGEX in any value or text, whatever its key (repeatable); "
+        "'builtin' masks OpenAI sk-... keys, GitHub ghp_... tokens, AWS AKIA... key ids and JWTs "
+        "('builtin:NAME' one of openai, github, aws, jwt)",
+    )
+    parser.add_argument(
         "--markdown",
         dest="markdown_path",
         metavar="FILE",
@@ -227,10 +267,22 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _redactor(args: argparse.Namespace) -> Redactor:
-    """The one Redactor of a command: the default keys (unless dropped) plus ``--redact``."""
+    """The one Redactor of a command: the default keys (unless dropped) plus ``--redact``, and
+    the ``--redact-pattern`` value patterns."""
     extra = [key.strip() for item in args.redact for key in item.split(",") if key.strip()]
     base = () if args.no_default_redact else DEFAULT_REDACT_KEYS
-    return Redactor((*base, *extra))
+    return Redactor((*base, *extra), value_patterns=getattr(args, "redact_pattern", ()))
+
+
+def _value_pattern(text: str) -> str:
+    """A ``--redact-pattern``, checked now (a bad regex is a usage error, exit 2)."""
+    from harness.redaction import compile_value_patterns
+
+    try:
+        compile_value_patterns([text])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _positive_int(text: str) -> int:
@@ -275,6 +327,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             code, lingering = _eval_traces(args, out, err), False
         elif args.command == "validate":
             code, lingering = _validate(args.paths, out, err), False
+        elif args.command == "draft":
+            from harness.draft import command as draft_command
+
+            code, lingering = draft_command(args, _plain(out), _plain(err)), False
         elif args.command == "init":
             from harness.scaffold import init_command
 
@@ -311,6 +367,15 @@ def _settings_defaults(parser: argparse.ArgumentParser, err: Console) -> dict[st
     # what a bare --record / --replay stores (the cassettes' own default folder)
     record_const = parser.parse_args(["run", "--replay"]).replay
     return flag_defaults(loaded.settings, record_const)
+
+
+def _plain(console: Console) -> Callable[[str], None]:
+    """Print lines as they are: no rich markup or highlighting (YAML has brackets)."""
+
+    def write(line: str) -> None:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    return write
 
 
 def _load(paths: Sequence[str], err: Console, verbose: bool = False) -> Any:
@@ -500,7 +565,7 @@ def _export_pipeline(args: argparse.Namespace, redactor: Redactor, err: Console)
         pipeline = configure_export(
             args.otlp_endpoint,
             args.otlp_protocol,
-            capture_content=True if args.capture_content else None,
+            capture_content=args.capture_content,  # None: opt-in to the backend, on in the file
             redactor=redactor,
             trace_file=args.trace_file,
             warn=warn,
@@ -529,6 +594,8 @@ class ReportOptions:
     """``--github``; GitHub's own runners turn it on with ``GITHUB_ACTIONS=true``."""
     quiet: bool = False
     """``-q``: the console prints only the summary line."""
+    verbose: bool = False
+    """``-v``: the console shows a provider error's or a cassette miss's traceback too."""
 
 
 ReportFailed = Callable[[Any, Exception], None]
@@ -560,7 +627,11 @@ def build_reporters(options: ReportOptions, failed: ReportFailed) -> list[Report
         ),
     ]
     console = ConsoleReporter(
-        options.console, max_rows=options.max_rows, keep=options.keep, quiet=options.quiet
+        options.console,
+        max_rows=options.max_rows,
+        keep=options.keep,
+        quiet=options.quiet,
+        verbose=options.verbose,
     )
     reporters: list[Reporter] = [console]
     for path, make in wanted:
@@ -590,6 +661,7 @@ def _report_options(
         markdown_path=args.markdown_path,
         github=args.github,
         quiet=getattr(args, "quiet", False),
+        verbose=getattr(args, "verbose", False),
     )
 
 
@@ -617,15 +689,11 @@ _MAX_TRACE_ROWS = 200
 
 def _eval_traces(args: argparse.Namespace, out: Console, err: Console) -> int:
     from harness.errors import SelectionError
-    from harness.evaluate_traces import (
-        KEPT_RESULTS,
-        ScenarioIndex,
-        UnknownScenarioError,
-        evaluate_traces,
-    )
+    from harness.evaluate_traces import KEPT_RESULTS, ScenarioIndex, UnknownScenarioError
     from harness.report.base import ReportFeed
     from harness.scenarios import iter_scenarios
     from harness.selection import Selection
+    from harness.workers import default_workers, evaluate_traces_in_workers
 
     try:
         selection = Selection.build(keywords=args.keyword)
@@ -669,9 +737,10 @@ def _eval_traces(args: argparse.Namespace, out: Console, err: Console) -> int:
         trace_url=args.trace_url,
     )
     try:
-        result = evaluate_traces(
+        result = evaluate_traces_in_workers(
             args.files,
             scenarios,
+            workers=args.workers or default_workers(),
             only=only,
             selected=selected,
             errors=unreadable,

@@ -236,8 +236,10 @@ def _read_file(path: Path, table: PathKey) -> tuple[dict[str, Any], list[ConfigI
     except OSError as exc:
         return {}, [ConfigIssue(shown, None, "", f"cannot read: {exc.strerror or exc}")]
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
-        message = str(exc).split(" (at line")[0]
+        # Python < 3.14 gives the place only in the message: "... (at line 3, column 9)"
+        place = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        line = int(place.group(1)) if place else None
+        message = re.sub(r" \(at (line \d+, column \d+|end of document)\)", "", str(exc))
         return {}, [ConfigIssue(shown, line, "", f"not valid TOML: {message}")]
     section: Any = document
     for part in table:

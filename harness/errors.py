@@ -24,10 +24,9 @@ the message::
      ├── CassetteError          a cassette file that cannot be read or written (.path)
      │    └── CassetteMiss      ``--replay`` found no recording for a model turn (.scenario,
      │                          .turn, .difference)
-     ├── SelectionError         a ``-k`` / ``-m`` expression, node id or failed-list that
-     │                          cannot select (.option, .column)
-     └── SettingsError          ``[tool.harness]`` / ``harness.toml`` / ``HARNESS_*`` (.file,
-                                .line, .key)
+     ├── DraftError             ``harness draft`` input that gives no scenario (.source)
+     └── SelectionError         a ``-k`` / ``-m`` expression, node id or failed-list that
+                                cannot select (.option, .column)
 
     Outside the tree, on purpose:
      ├── tracing.records.InvalidToolCall   (ValueError) the capture layer's bad-call error;
@@ -47,7 +46,7 @@ The modules that raise them (``harness.export``, ``harness.evaluate_traces``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.text import plural
 
@@ -58,6 +57,7 @@ __all__ = [
     "CassetteError",
     "CassetteMiss",
     "ConfigError",
+    "DraftError",
     "ExportConfigError",
     "HarnessError",
     "MatcherError",
@@ -69,13 +69,17 @@ __all__ = [
     "ScenarioRunError",
     "ScriptError",
     "SelectionError",
-    "SettingsError",
     "UnknownScenarioError",
 ]
 
 
 class HarnessError(Exception):
     """Base class of every error toolcall-harness raises on purpose."""
+
+    brief: ClassVar[bool] = False
+    """The message says all a reader needs (what failed, where, the fix): the console and JUnit
+    reports print it as one line, the traceback only in the JSON report and under ``-v``. Left
+    False, an error keeps its traceback on the console, as an agent's own exception does."""
 
 
 class ConfigError(HarnessError, ValueError):
@@ -110,6 +114,8 @@ class MetricConfigError(HarnessError, ValueError):
 class ModelConfigError(HarnessError, ValueError):
     """A model spec that cannot give a chat model: unknown kind, missing script, package or key."""
 
+    brief = True
+
     def __init__(self, message: str, *, provider: str | None = None) -> None:
         super().__init__(message)
         self.provider = provider
@@ -139,6 +145,8 @@ class UnknownScenarioError(HarnessError, ValueError):
 class ScenarioRunError(HarnessError, ValueError):
     """A scenario its agent cannot run as written: ``context:`` for an agent without a
     ``context_schema``, a ``resume`` turn when the graph is not paused."""
+
+    brief = True
 
     def __init__(
         self, message: str, *, scenario: str | None = None, turn: int | None = None
@@ -174,6 +182,8 @@ class SampleError(HarnessError, ValueError):
 class ScriptError(HarnessError, ValueError):
     """A scripted turn that cannot be played (wrong shape, missing tool name, bad args)."""
 
+    brief = True
+
     def __init__(self, message: str, *, where: str | None = None) -> None:
         super().__init__(message)
         self.where = where
@@ -197,6 +207,8 @@ class ProviderError(HarnessError):
     JSON report and ``-v`` without being the message.
     """
 
+    brief = True
+
     def __init__(self, message: str, *, model: str, endpoint: str | None = None) -> None:
         super().__init__(message)
         self.model = model
@@ -207,6 +219,8 @@ class ProviderError(HarnessError):
 
 class CassetteError(HarnessError, ValueError):
     """A cassette file that cannot be read (bad YAML, unknown format version) or written."""
+
+    brief = True
 
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
@@ -235,6 +249,15 @@ class CassetteMiss(CassetteError):
         """The first difference from the nearest recording, as the message says it."""
 
 
+class DraftError(HarnessError, ValueError):
+    """``harness draft`` was given a file it cannot draft from, or a scenario not in it."""
+
+    def __init__(self, message: str, *, source: str | None = None) -> None:
+        super().__init__(message)
+        self.source = source
+        """The cassette, trace file or report given."""
+
+
 class SelectionError(HarnessError, ValueError):
     """A ``-k`` / ``-m`` expression that does not parse, or a selection input that is unusable."""
 
@@ -244,18 +267,3 @@ class SelectionError(HarnessError, ValueError):
         """The flag concerned (``-k``, ``-m``, ``--rerun-failed``), empty when none."""
         self.column = column
         """1-based column of the expression where parsing stopped (None when not a parse)."""
-
-
-class SettingsError(HarnessError, ValueError):
-    """A setting in the config file or a ``HARNESS_*`` variable that is unknown or mistyped."""
-
-    def __init__(
-        self, message: str, *, file: str | None = None, line: int | None = None, key: str = ""
-    ) -> None:
-        super().__init__(message)
-        self.file = file
-        """The config file (None for an environment variable)."""
-        self.line = line
-        """1-based line of the key in that file, when it could be found."""
-        self.key = key
-        """The setting's name (``concurrency``) or the variable's (``HARNESS_CONCURRENCY``)."""

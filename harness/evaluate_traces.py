@@ -20,9 +20,13 @@ the open traces plus that sample, whatever the number of traces; the console and
 render from the sample and say how many results they do not show.
 
 What a trace can tell: tool arguments and results are on the spans only when the run captured
-content (``--capture-content``), and redacted values arrive as ``"***"``; the final answer (for
-``output`` checks) is read from the last chat span's output messages, so it too needs content
-capture.
+content (``harness run --trace-file`` does unless ``--no-capture-content``; an OTLP export with
+``--capture-content``), and redacted values arrive as ``"***"``; the final answer (for ``output``
+checks) is the root span's ``harness.output``, else the last chat span's output messages, so it
+too needs content capture. A trace without content says which calls have no arguments (and
+whether the answer is missing): a scenario it cannot pass is an ``error`` that says so per call
+and how to record content, never a failure blaming arguments that were not recorded
+(:data:`harness.scoring.NOT_CAPTURED`).
 """
 
 from __future__ import annotations
@@ -41,8 +45,8 @@ from harness.result import ErrorInfo, ResultSample, RunResult, ScenarioResult, S
 from harness.run_output import read_output
 from harness.sample import Sample
 from harness.scenarios import Scenario
-from harness.scoring import score_sample, verdict
-from tracing.conventions import GENAI_OUTPUT_MESSAGES
+from harness.scoring import NOT_CAPTURED, score_sample, verdict
+from tracing.conventions import GENAI_OUTPUT_MESSAGES, classify
 from tracing.exporter import SpanView
 from tracing.otlp_json import OtlpJsonError, OtlpJsonReader, OtlpTrace
 from tracing.records import ToolCall
@@ -71,6 +75,10 @@ class RecordedTrace:
     output: Any
     path: str
     line: int
+    uncaptured: tuple[int, ...] = ()
+    """Indices of the calls whose tool span carries no arguments (recorded without content)."""
+    output_captured: bool = True
+    """False when the trace carries no final answer (no ``harness.output``, no chat output)."""
 
     @property
     def scenario(self) -> str | None:
@@ -118,17 +126,40 @@ def _final_output(views: Sequence[SpanView]) -> Any:
     return None
 
 
+def _uncaptured(calls: Sequence[ToolCall], views: Sequence[SpanView]) -> tuple[int, ...]:
+    """The calls without arguments whose tool span lacks its convention's arguments key: the
+    run was recorded without content, so ``{}`` is not what the model sent."""
+    spans = {view.span_id: view for view in views}
+    return tuple(
+        index
+        for index, call in enumerate(calls)
+        if not call.args and call.run_id is not None and _lacks_arguments(spans.get(call.run_id))
+    )
+
+
+def _lacks_arguments(view: SpanView | None) -> bool:
+    """A tool span without the attribute its convention keeps the arguments under."""
+    kind = classify(view.attributes) if view is not None else None
+    if view is None or kind is None or kind[0] != "tool":
+        return False
+    return kind[1].arguments not in view.attributes
+
+
 def _recorded(trace: OtlpTrace, path: str) -> RecordedTrace:
     # the answer the live run scored, from its root span (harness/run_output.py); else the
     # last chat reply, for traces that were not written by `harness run`
     found, output = read_output(trace.root.attributes) if trace.root else (False, None)
+    calls = trace.calls()
+    answered = found or any(GENAI_OUTPUT_MESSAGES in v.attributes for v in trace.spans)
     return RecordedTrace(
         trace.trace_id,
-        trace.calls(),
+        calls,
         trace.root,
         output if found else _final_output(trace.spans),
         path,
         trace.line,
+        _uncaptured(calls, trace.spans),
+        answered,
     )
 
 
@@ -141,8 +172,21 @@ def iter_recorded_traces(
     reported = 0
     for trace in reader.iter_traces():
         reported = _collect(reader, errors, reported)
-        yield _recorded(trace, shown)
+        try:
+            recorded = _recorded(trace, shown)
+        except (ValueError, TypeError, ArithmeticError, RecursionError) as exc:
+            # one unreadable trace (arguments nested 100,000 deep, a number out of range) is a
+            # located warning; the traces after it are still scored
+            if errors is not None:
+                errors.append(OtlpJsonError(shown, trace.line, _skipped(trace.trace_id, exc)))
+            continue
+        yield recorded
     _collect(reader, errors, reported)
+
+
+def _skipped(trace_id: str, exc: Exception) -> str:
+    what = "nested too deeply to read" if isinstance(exc, RecursionError) else str(exc)
+    return f"trace {trace_id} skipped: {what}"
 
 
 def _collect(reader: OtlpJsonReader, errors: list[OtlpJsonError] | None, seen: int) -> int:
@@ -243,12 +287,17 @@ def _unmatched(trace: RecordedTrace, reason: str) -> ScenarioResult:
 
 def score_trace(scenario: Scenario, trace: RecordedTrace, *, lean: bool = True) -> ScenarioResult:
     """Score one recorded trace against a scenario, as ``harness run`` scores a run."""
+    metadata: dict[str, Any] = {"scenario": scenario.id, "trace": trace.trace_id}
+    if trace.uncaptured or not trace.output_captured:
+        # what the recording lacks: scoring turns a verdict it decides into an error
+        gaps = {"calls": list(trace.uncaptured), "output": not trace.output_captured}
+        metadata[NOT_CAPTURED] = gaps
     sample = Sample(
         input=scenario.input_text,
         tool_calls=trace.calls,
         expected_tool_calls=list(scenario.expected),
         output=trace.output,
-        metadata={"scenario": scenario.id, "trace": trace.trace_id},
+        metadata=metadata,
         trace_id=trace.trace_id,
     )
     run = score_sample(scenario, sample, trace_id=trace.trace_id)

@@ -73,7 +73,8 @@ class Expectation:
         if not isinstance(raw, Mapping):
             raw = parse_arguments(raw, where=f"expectation {self.name!r}")
         object.__setattr__(self, "args", compile_args(raw))
-        exact = None if self.agent is not None or self.node is not None else pattern_bytes(self.args)
+        scoped = self.agent is not None or self.node is not None
+        exact = None if scoped else pattern_bytes(self.args)
         object.__setattr__(self, "exact", exact)
 
     @classmethod

@@ -10,55 +10,73 @@ variables (``OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT``, ``..._PROTOCOL``, ``..._HEA
 * a redacting layer rewrites each span before it leaves: secret keys inside JSON attributes
   (tool arguments and results, chat messages) and in event attributes become ``"***"``, and
   with content capture off the content attributes are dropped altogether, so neither the wire
-  nor the ``--trace-file`` ever sees them;
+  nor the ``--trace-file`` ever sees them (capture is opt-in for the backend; the trace file,
+  local and meant for ``harness eval-traces``, keeps content unless ``--no-capture-content``);
 * an export failure is reported once, as one warning line, instead of the SDK's per-batch
   retry logs; after a failure batches are dropped for a cool-down instead of each one waiting
   out the retry backoff;
-* ``shutdown`` flushes within a bounded time, is idempotent, and also runs at interpreter exit.
+* the redacting layer also masks *by value*: every secret value seen under a redacted key
+  while the run goes (the runner's :class:`SecretWatcher` notes tool arguments, results and
+  requested calls in a :class:`~harness.redaction.SecretBook`) is scrubbed out of span names,
+  status messages, event and span attributes (a tool's exception quoting its password), and
+  without content capture the failure reasons (which can quote the final answer or an
+  argument) are not sent either;
+* ``--trace-file`` is checked before the run (an unwritable path is a configuration error) and
+  a write that fails later (a full disk) is one warning, never a cut-off last line;
+* ``shutdown`` flushes within a bounded time, is idempotent, and also runs at interpreter exit;
+  when spans were not sent (a black-holed backend, a TLS endpoint that never answers, a
+  timeout longer than the shutdown's) it says how many, in one warning.
 """
 
 from __future__ import annotations
 
 import atexit
 import logging
+import math
 import os
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from langchain_core.callbacks import BaseCallbackHandler
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.trace import Status
 
 from harness.errors import ExportConfigError
-from harness.redaction import Redactor
+from harness.redaction import Redactor, Scrubber, SecretBook, clean_text
+from harness.run_output import OUTPUT_ATTRIBUTE
 from harness.text import shorten
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-    from harness.redaction import Scrubber
     from harness.result import RunResult
 
 __all__ = [
     "CONTENT_ATTRIBUTES",
+    "CONTENT_EVENT_ATTRIBUTES",
     "DEFAULT_SERVICE_NAME",
     "ExportConfigError",
     "ExportPipeline",
     "ExportTarget",
     "GuardedExporter",
     "RedactingSpanExporter",
+    "SecretWatcher",
     "capture_content_from_env",
     "configure_export",
     "merged_headers",
     "parse_header",
     "record_verdict",
     "resolve_target",
+    "secret_watchers",
 ]
 
 Protocol = Literal["http", "grpc"]
@@ -76,9 +94,20 @@ CONTENT_ATTRIBUTES: frozenset[str] = frozenset(
         "gen_ai.input.messages",
         "gen_ai.output.messages",
         "gen_ai.system_instructions",
+        OUTPUT_ATTRIBUTE,  # the run's final answer on its root span (harness/run_output.py)
     }
 )
-"""Opt-in GenAI content attributes: exported only with content capture on."""
+"""Opt-in content attributes (GenAI's, and the harness's final answer): exported only with
+content capture on."""
+
+CONTENT_EVENT_ATTRIBUTES: frozenset[str] = frozenset(
+    {"harness.reason", "gen_ai.evaluation.explanation"}
+)
+"""Event attributes that quote what the run saw (a failure reason can quote the final answer
+or an argument): exported only with content capture on, like CONTENT_ATTRIBUTES."""
+_VERDICT_STATUS = "harness.status"
+"""The root span's verdict attribute (harness/runner.py): its status message is a reason."""
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 _TRACES_PATH = "/v1/traces"
 _CAPTURE_ON = frozenset({"true", "1", "yes", "on", "span_only", "span_and_event", "event_only"})
@@ -194,36 +223,105 @@ def capture_content_from_env(environ: Mapping[str, str] | None = None) -> bool:
 
 
 class RedactingSpanExporter(SpanExporter):
-    """Rewrites spans before ``inner`` sees them: secrets masked, content kept only if opted in."""
+    """Rewrites spans before ``inner`` sees them: secrets masked, content kept only if opted in.
 
-    def __init__(self, inner: SpanExporter, redactor: Redactor, *, capture_content: bool) -> None:
-        """Wrap ``inner``; ``capture_content=False`` also removes CONTENT_ATTRIBUTES."""
+    Masked by key (JSON attributes, ``key=value`` text, secret attribute names) and by value:
+    ``secrets`` holds the values seen under secret keys so far (a tool's exception that quotes
+    its password is scrubbed in the status message and the ``exception`` event). Every string
+    (name, status, attributes) is also made writable (lone surrogates escaped) and an int past
+    int64 becomes text: one odd value must not cost the whole batch.
+    """
+
+    def __init__(
+        self,
+        inner: SpanExporter,
+        redactor: Redactor,
+        *,
+        capture_content: bool,
+        secrets: SecretBook | None = None,
+    ) -> None:
+        """Wrap ``inner``; ``capture_content=False`` also removes the content attributes."""
         self.inner = inner
         self.redactor = redactor
         self.capture_content = capture_content
+        self.secrets = secrets
+        self._plain = Scrubber(redactor)
 
-    def _attributes(self, attributes: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    def _scrubber(self) -> Scrubber:
+        return self.secrets.scrubber if self.secrets is not None else self._plain
+
+    def _string(self, text: str, scrub: Scrubber) -> str:
+        """By value: the secrets seen so far and the value patterns; lone surrogates escaped.
+
+        (Secret keys inside attribute values are the Redactor's, in ``redact_attributes``.)
+        """
+        out = clean_text(scrub.text(text))
+        return text if out == text else out
+
+    def _value(self, value: Any, scrub: Scrubber) -> Any:
+        if isinstance(value, str):
+            return self._string(value, scrub)
+        if isinstance(value, bool) or not isinstance(value, (int, tuple, list)):
+            return value
+        if isinstance(value, int):
+            in_range = _INT64_MIN <= value <= _INT64_MAX
+            return value if in_range else f"<int out of int64 range, {value.bit_length()} bits>"
+        items = [self._value(item, scrub) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return tuple(items) if isinstance(value, tuple) else items
+
+    def _attributes(
+        self,
+        attributes: Mapping[str, Any] | None,
+        scrub: Scrubber,
+        content: frozenset[str],
+    ) -> Mapping[str, Any] | None:
         if not attributes:
             return attributes
-        if not self.capture_content and not CONTENT_ATTRIBUTES.isdisjoint(attributes):
-            attributes = {k: v for k, v in attributes.items() if k not in CONTENT_ATTRIBUTES}
-        return self.redactor.redact_attributes(attributes)
+        if not self.capture_content and not content.isdisjoint(attributes):
+            attributes = {k: v for k, v in attributes.items() if k not in content}
+        redacted = self.redactor.redact_attributes(attributes)
+        changed: dict[str, Any] | None = None
+        for name, value in redacted.items():
+            new = self._value(value, scrub)
+            if new is not value:
+                if changed is None:
+                    changed = dict(redacted)
+                changed[name] = new
+        return redacted if changed is None else changed
+
+    def _status(self, span: ReadableSpan, scrub: Scrubber) -> Status:
+        status = span.status
+        text = status.description
+        if not text:
+            return status
+        attributes = span.attributes or {}
+        if not self.capture_content and attributes.get(_VERDICT_STATUS) == "failed":
+            shown = "failed"  # the first failure reason: it can quote the answer or an argument
+        else:
+            shown = self._string(self.redactor.redact_text(text), scrub)
+        return status if shown == text else Status(status.status_code, shown)
 
     def redact_span(self, span: ReadableSpan) -> ReadableSpan:
-        """The span itself when nothing changes, else a copy with the rewritten attributes."""
-        attributes = self._attributes(span.attributes)
+        """The span itself when nothing changes, else a copy with the rewritten parts."""
+        scrub = self._scrubber()
+        attributes = self._attributes(span.attributes, scrub, CONTENT_ATTRIBUTES)
         events: list[Event] = []
         events_changed = False
         for event in span.events:
-            event_attributes = self._attributes(event.attributes)
+            event_attributes = self._attributes(event.attributes, scrub, CONTENT_EVENT_ATTRIBUTES)
             if event_attributes is not event.attributes:
                 events_changed = True
                 event = Event(event.name, event_attributes, event.timestamp)
             events.append(event)
-        if attributes is span.attributes and not events_changed:
+        name = self._string(span.name, scrub)
+        status = self._status(span, scrub)
+        unchanged = attributes is span.attributes and name == span.name
+        if unchanged and not events_changed and status is span.status:
             return span
         return ReadableSpan(
-            name=span.name,
+            name=name,
             context=span.context,
             parent=span.parent,
             resource=span.resource,
@@ -231,7 +329,7 @@ class RedactingSpanExporter(SpanExporter):
             events=events,
             links=span.links,
             kind=span.kind,
-            status=span.status,
+            status=status,
             start_time=span.start_time,
             end_time=span.end_time,
             instrumentation_scope=span.instrumentation_scope,
@@ -248,6 +346,57 @@ class RedactingSpanExporter(SpanExporter):
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Flush the inner exporter."""
         return self.inner.force_flush(timeout_millis)
+
+
+# --- secrets seen while the run goes ---------------------------------------------------------
+
+
+class SecretWatcher(BaseCallbackHandler):
+    """Notes the secret values of a run's tool calls in a SecretBook as they happen.
+
+    A LangChain callback handler the runner puts before its SpanEmitter (:func:`secret_watchers`):
+    a tool's arguments are noted when it starts, so by the time its span ends (and is
+    exported) a password its exception quotes is known, with or without content capture.
+    """
+
+    run_inline = True  # before the emitter's own handling of the same event, on its thread
+    raise_error = False
+
+    def __init__(self, book: SecretBook) -> None:
+        """Note into ``book``."""
+        super().__init__()
+        self.book = book
+
+    def on_tool_start(
+        self, serialized: Any, input_str: str, *, inputs: Any = None, **kwargs: Any
+    ) -> None:
+        """The call's arguments."""
+        self.book.note(inputs if inputs is not None else input_str)
+
+    def on_tool_end(self, output: Any, **kwargs: Any) -> None:
+        """The call's result (a ToolMessage's content)."""
+        self.book.note(getattr(output, "content", output))
+
+    def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+        """The calls a model asked for (also those it never gets to run)."""
+        for generations in getattr(response, "generations", ()):
+            for generation in generations:
+                message = getattr(generation, "message", None)
+                for call in getattr(message, "tool_calls", None) or ():
+                    self.book.note(call.get("args"))
+                for call in getattr(message, "invalid_tool_calls", None) or ():
+                    self.book.note(call.get("args"))
+
+
+_BOOKS: weakref.WeakKeyDictionary[TracerProvider, SecretBook] = weakref.WeakKeyDictionary()
+"""The SecretBook of each provider :func:`configure_export` built."""
+
+
+def secret_watchers(provider: object) -> list[BaseCallbackHandler]:
+    """The callback handlers to run before the SpanEmitter on ``provider`` (empty for a provider
+    :func:`configure_export` did not build)."""
+    book = _BOOKS.get(provider) if isinstance(provider, TracerProvider) else None
+    return [] if book is None else [SecretWatcher(book)]
 
 
 # --- one warning, not a log storm --------------------------------------------------------------
@@ -336,13 +485,16 @@ class GuardedExporter(SpanExporter):
         warn: Callable[[str], None] | None = None,
         cooldown_s: float = DEFAULT_COOLDOWN_S,
         probe_url: str | None = None,
+        label: str | None = None,
     ) -> None:
         """Guard ``inner``, which exports to ``target`` (named in the warning).
 
         ``probe_url``: where to try a TCP connection to explain a failure the SDK did not.
+        ``label``: what the warning says failed (default ``OTLP export to {target}``).
         """
         self.inner = inner
         self.target = target
+        self.label = label or f"OTLP export to {target}"
         self.probe_url = probe_url
         self._warn = warn or _log.warning
         self.cooldown_s = cooldown_s
@@ -379,7 +531,7 @@ class GuardedExporter(SpanExporter):
             return result
         self.dropped_spans += len(spans)
         self._retry_at = time.monotonic() + self.cooldown_s
-        self._warn_once(str(error) if error is not None else self._explain())
+        self._warn_once(_error_text(error) if error is not None else self._explain())
         return SpanExportResult.FAILURE
 
     def _explain(self) -> str:
@@ -397,8 +549,17 @@ class GuardedExporter(SpanExporter):
             if self.warned:
                 return
             self.warned = True
+        self._warn(f"{self.label} failed: {reason} — results and reports are still written")
+
+    def warn_lost(self, lost: int, ended: int, why: str) -> None:
+        """Say (once, unless a failure was already told) that spans were not exported."""
+        with self._lock:
+            if self.warned:
+                return
+            self.warned = True
         self._warn(
-            f"OTLP export to {self.target} failed: {reason} — results and reports are still written"
+            f"{self.label}: {lost} of {ended} spans were not sent ({why}) — results and reports "
+            "are still written"
         )
 
     def abort(self) -> None:
@@ -426,6 +587,26 @@ class GuardedExporter(SpanExporter):
             return self.inner.force_flush(timeout_millis)
         except Exception:
             return False
+
+
+def _error_text(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror  # "No space left on device", not "[Errno 28] ..."
+    return str(error) or type(error).__name__
+
+
+class _EndedSpans(SpanProcessor):
+    """Counts the sampled spans that ended: what every exporter should have received."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.count = 0
+
+    def on_end(self, span: ReadableSpan) -> None:
+        context = span.context
+        if context is not None and context.trace_flags.sampled:
+            with self._lock:
+                self.count += 1
 
 
 # --- the pipeline ----------------------------------------------------------------------------
@@ -526,10 +707,19 @@ class ExportPipeline:
     tracer_provider: TracerProvider | None
     """None when nothing is exported (no endpoint, no trace file): skip the SpanEmitter."""
     capture_content: bool
+    """Whether spans are written with content: some destination keeps it (a destination that
+    does not drops the content attributes on the way out)."""
     target: ExportTarget | None = None
     trace_file: Path | None = None
     guard: GuardedExporter | None = None
     shutdown_timeout_s: float = DEFAULT_SHUTDOWN_TIMEOUT_S
+    outputs: tuple[tuple[SpanProcessor, GuardedExporter], ...] = ()
+    """Each destination's processor and guard (the trace file's first), shut down side by side:
+    a black-holed backend cannot keep the trace file from getting its last spans."""
+    ended: _EndedSpans | None = None
+    """Counts the spans that ended, to tell how many a destination did not get."""
+    secrets: SecretBook | None = None
+    """The secret values noted during the run (:class:`SecretWatcher`), scrubbed from spans."""
     _closed: bool = field(default=False, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -574,9 +764,48 @@ class ExportPipeline:
         if self.tracer_provider is None:
             return
         limit = self.shutdown_timeout_s if timeout_s is None else timeout_s
-        if not self._run_bounded(self.tracer_provider.shutdown, limit) and self.guard is not None:
-            # Still exporting (a slow or black-holed backend): cut the retries short.
-            self.guard.abort()
+        if not self.outputs:
+            if not self._run_bounded(self.tracer_provider.shutdown, limit) and self.guard:
+                self.guard.abort()  # still exporting (a slow or black-holed backend): cut it short
+            return
+        deadline = time.monotonic() + limit
+        workers = [
+            (
+                threading.Thread(
+                    target=processor.shutdown, name="harness-export-flush", daemon=True
+                ),
+                guard,
+            )
+            for processor, guard in self.outputs
+        ]
+        for worker, _ in workers:
+            worker.start()
+        try:
+            for worker, _ in workers:
+                worker.join(max(deadline - time.monotonic(), 0.0))
+        except KeyboardInterrupt:
+            for _, guard in workers:
+                guard.abort()
+            raise
+        for worker, guard in workers:
+            if worker.is_alive():
+                guard.abort()  # still exporting (a slow or black-holed backend): cut it short
+            self._tell_lost(guard, worker.is_alive(), limit)
+        self._run_bounded(self.tracer_provider.shutdown, 0.5)  # its processors are done
+
+    def _tell_lost(self, guard: GuardedExporter, timed_out: bool, limit: float) -> None:
+        """One warning when ``guard``'s destination did not get every span that ended."""
+        ended = self.ended.count if self.ended is not None else 0
+        lost = ended - guard.exported_spans
+        if lost <= 0:
+            return
+        if timed_out:
+            why = f"the export did not finish within the {limit:g}s shutdown timeout"
+        elif guard.dropped_spans:
+            why = "the export failed"
+        else:
+            why = "the export queue was full"
+        guard.warn_lost(lost, ended, why)
 
 
 def configure_export(
@@ -595,44 +824,84 @@ def configure_export(
 ) -> ExportPipeline:
     """Build the export pipeline for a run from the flags (None: the OTEL_* variables decide).
 
-    ``capture_content``: True/False from a flag, None to read
-    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``. ``redactor``: default key list when
+    ``capture_content``: True/False from a flag, for every destination; None: the backend
+    reads ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (content is opt-in there) and
+    the trace file keeps content, since it is local and meant for ``harness eval-traces``,
+    which cannot score arguments it was not given (secrets stay masked in both). ``redactor``:
+    default key list when
     None. ``warn`` receives the single failure line (default: the ``harness.export`` logger).
     ``headers``: ``--otlp-header`` pairs, merged over the OTEL_* headers variables.
     Raises ExportConfigError for a bad URL or protocol.
     """
     target = resolve_target(endpoint, protocol)
     capture = capture_content_from_env() if capture_content is None else capture_content
+    file_capture = True if capture_content is None else capture_content
     redactor = Redactor() if redactor is None else redactor
     path = Path(trace_file) if trace_file is not None else None
     if target is None and path is None:
         return ExportPipeline(tracer_provider=None, capture_content=capture)
 
+    if path is not None:
+        _check_trace_file(path)
     provider = TracerProvider(resource=_resource(service_name), shutdown_on_exit=False)
+    ended = _EndedSpans()
+    provider.add_span_processor(ended)
+    secrets = SecretBook(redactor)
+    _BOOKS[provider] = secrets
+    outputs: list[tuple[SpanProcessor, GuardedExporter]] = []
+    if path is not None:
+        file_guard = GuardedExporter(
+            RedactingSpanExporter(
+                _file_exporter(path), redactor, capture_content=file_capture, secrets=secrets
+            ),
+            str(path),
+            warn=warn,
+            cooldown_s=math.inf,  # a full disk stays full: one warning, no retries
+            label=f"writing the trace file {path}",
+        )
+        outputs.append((BatchSpanProcessor(file_guard), file_guard))
     guard: GuardedExporter | None = None
     if target is not None:
         _install_catcher()
         otlp = _otlp_exporter(target, _export_timeout(export_timeout_s), merged_headers(headers))
-        redacting = RedactingSpanExporter(otlp, redactor, capture_content=capture)
+        redacting = RedactingSpanExporter(otlp, redactor, capture_content=capture, secrets=secrets)
         guard = GuardedExporter(
             redacting, _display(target), warn=warn, cooldown_s=cooldown_s, probe_url=target.url
         )
-        provider.add_span_processor(BatchSpanProcessor(guard))
-    if path is not None:
-        file_exporter = RedactingSpanExporter(
-            _file_exporter(path), redactor, capture_content=capture
-        )
-        provider.add_span_processor(BatchSpanProcessor(file_exporter))
+        outputs.append((BatchSpanProcessor(guard), guard))
+    for processor, _ in outputs:
+        provider.add_span_processor(processor)
     pipeline = ExportPipeline(
         tracer_provider=provider,
-        capture_content=capture,
+        capture_content=(target is not None and capture) or (path is not None and file_capture),
         target=target,
         trace_file=path,
         guard=guard,
         shutdown_timeout_s=shutdown_timeout_s,
+        outputs=tuple(outputs),
+        ended=ended,
+        secrets=secrets,
     )
     atexit.register(pipeline.shutdown)
     return pipeline
+
+
+def _check_trace_file(path: Path) -> None:
+    """Fail before the run when the trace file cannot be written (no permission, a file where
+    its folder should be, a folder in its place): ExportConfigError naming the reason."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("ab"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if isinstance(exc, FileExistsError):
+            reason = "a file is where its folder should be"
+        raise ExportConfigError(
+            f"--trace-file {path}: cannot write it: {reason}",
+            source="--trace-file",
+            value=str(path),
+        ) from None
 
 
 def _display(target: ExportTarget) -> str:

@@ -12,7 +12,9 @@ One run of a scenario is one conversation on one thread (docs/architecture.md, "
   ``interrupt`` is a pause, not an error, and only a paused graph may be resumed.
 * **Scoring.** The scenario's expectations are scored on every turn's calls together; a turn's
   own ``expect:`` on the calls of that turn's runs (a call resumed later stays in the turn that
-  requested it), its scores named ``turn<N>.<metric>`` and its check reasons prefixed.
+  requested it), its scores named ``turn<N>.<metric>`` and its check reasons prefixed. An
+  ``expect: {agents: ...}`` block is scored on that agent's calls (harness.scoring), its scores
+  named ``<agent>.<metric>`` (in a turn, ``turn<N>.<agent>.<metric>``).
 """
 
 from __future__ import annotations
@@ -25,11 +27,10 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from harness.errors import ScenarioRunError
-from harness.metrics.base import Score
 from harness.result import CheckResult, RunResult
 from harness.sample import Sample
 from harness.scenarios.model import Scenario, Turn
-from harness.scoring import score_sample
+from harness.scoring import scoped_score, score_sample
 from tracing.callback import ToolCallRecorder
 from tracing.final_answer import final_answer, structured_call_ids, without_structured_calls
 
@@ -64,9 +65,7 @@ class TurnOutcome:
     """The recorder's top-level runs started in this turn (conversations only)."""
 
 
-def run_config(
-    scenario: Scenario, agent: Any, callbacks: Sequence[Any]
-) -> RunnableConfig:
+def run_config(scenario: Scenario, agent: Any, callbacks: Sequence[Any]) -> RunnableConfig:
     """The RunnableConfig of one run: ``config:``, the callbacks, a fresh ``thread_id``."""
     settings = scenario.config
     config = RunnableConfig(callbacks=list(callbacks))
@@ -236,7 +235,7 @@ def _with_turn_scores(
         if scored.error is not None:
             return replace(run, passed=False, error=scored.error)
         tag = f"turn{turn.index + 1}"
-        scores.extend(_renamed(score, f"{tag}.{score.name}") for score in scored.scores)
+        scores.extend(scoped_score(score, tag) for score in scored.scores)
         checks.extend(
             CheckResult(check.name, check.passed, f"{tag}: {check.reason}", check.code, ())
             for check in scored.checks
@@ -257,9 +256,6 @@ def _turn_scenario(scenario: Scenario, turn: Turn) -> Scenario:
         has_output=turn.has_output,
         output=turn.output,
         metrics=turn.metrics,
+        agent_blocks=turn.agent_blocks,
         turns=(),
     )
-
-
-def _renamed(score: Score, name: str) -> Score:
-    return Score(name, score.value, score.threshold, score.passed, score.reason, score.details)

@@ -20,10 +20,12 @@ What an agent or tool does must end as that scenario's result, never as the end 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import queue
 import signal
 import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,6 +43,11 @@ REFIRE = 0.5
 """Seconds between two interrupts of a call that swallowed the first."""
 
 _SIGNAL: int | None = getattr(signal, "SIGUSR1", None)
+
+_IN_AGENT: contextvars.ContextVar[object | None] = contextvars.ContextVar(
+    "harness_in_agent", default=None
+)
+"""The agent call a task works for: set in the call's task, copied into every task it starts."""
 
 
 class LoopBlocked(BaseException):
@@ -73,8 +80,12 @@ class Outcome:
     error: BaseException | None = None
 
 
-async def contained(call: Awaitable[Any], stop: StopState) -> Outcome:
-    """Await ``call``; anything it raises becomes the outcome, but a forced stop goes through."""
+async def contained(call: Awaitable[Any], stop: StopState, owner: object) -> Outcome:
+    """Await ``call``; anything it raises becomes the outcome, but a forced stop goes through.
+
+    Run it as a task of its own: it marks that task's context as working for ``owner``.
+    """
+    _IN_AGENT.set(owner)
     try:
         return Outcome(value=await call)
     except KeyboardInterrupt as exc:
@@ -103,6 +114,34 @@ class LoopWatch:
         self._target: int | None = None
         self._previous: Any = None
         self._handle: asyncio.TimerHandle | None = None
+        self._owners: weakref.WeakKeyDictionary[asyncio.Future[Any], object]
+        self._owners = weakref.WeakKeyDictionary()
+        self._blame: dict[int, float] = {}
+
+    def task_factory(
+        self, loop: asyncio.AbstractEventLoop, coro: Any, /, **kwargs: Any
+    ) -> asyncio.Task[Any]:
+        """The loop's task factory: a task started by an agent call is known as that call's."""
+        task: asyncio.Task[Any] = asyncio.Task(coro, loop=loop, **kwargs)
+        context = kwargs.get("context")
+        owner = context.get(_IN_AGENT) if context is not None else _IN_AGENT.get()
+        if owner is not None:
+            self._owners[task] = owner
+        return task
+
+    def own(self, task: asyncio.Future[Any], owner: object) -> None:
+        """``task`` is the agent call ``owner``'s (its own task, made before the mark is set)."""
+        self._owners[task] = owner
+
+    def blocked_by(self, owner: object) -> float:
+        """How long the longest stall lasted while ``owner``'s code held the loop (0: never)."""
+        with self._lock:
+            return self._blame.get(id(owner), 0.0)
+
+    def release(self, owner: object) -> None:
+        """``owner`` is done: forget its stalls (ids are reused once it is collected)."""
+        with self._lock:
+            self._blame.pop(id(owner), None)
 
     def start(self) -> None:
         """Start the heartbeat; interrupt blocking calls if this is the main thread."""
@@ -151,8 +190,12 @@ class LoopWatch:
     def _watch(self) -> None:
         while not self._done.wait(TICK):
             now = time.monotonic()
-            if self._target is None or self.lag() < BLOCKED_AFTER:
+            lag = self.lag()
+            if lag < BLOCKED_AFTER:
                 continue
+            self._blame_current(lag)
+            if self._target is None:
+                continue  # no signal can reach the loop's thread: the block is reported later
             with self._lock:
                 overdue = any(deadline < now for deadline in self._deadlines.values())
             if overdue and now - self._last_fired >= REFIRE:
@@ -160,11 +203,24 @@ class LoopWatch:
                 self._pending = True
                 signal.pthread_kill(self._target, _SIGNAL)  # type: ignore[arg-type]
 
+    def _blame_current(self, lag: float) -> None:
+        """Charge the stall to the agent call whose task the loop is stuck in, if any."""
+        try:
+            current = asyncio.current_task(self._loop)  # a read of the loop's table; any thread
+        except RuntimeError:
+            return
+        owner = self._owners.get(current) if current is not None else None
+        if owner is not None:
+            with self._lock:
+                self._blame[id(owner)] = max(self._blame.get(id(owner), 0.0), lag)
+
     def _on_signal(self, signum: int, frame: Any) -> None:
         if self._pending:
             self._pending = False
             lag = self.lag()
-            if lag >= BLOCKED_AFTER:  # still blocked: the frame interrupted is the blocker's
+            # still blocked, and by an agent call (the handler runs in the context of the task
+            # being stepped): never raise into the harness's own work, such as scoring
+            if lag >= BLOCKED_AFTER and _IN_AGENT.get() is not None:
                 raise LoopBlocked(lag)
             return
         if callable(self._previous):  # not ours: whoever had the signal before

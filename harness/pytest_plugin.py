@@ -12,6 +12,7 @@ them over processes.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
@@ -67,6 +68,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="collect YAML scenario suites as test items (same as --harness-scenarios)",
     )
+    from harness.cassettes.pytest_support import add_options  # standard library only
+
+    add_options(group, parser)
 
 
 def scenarios_enabled(config: pytest.Config) -> bool:
@@ -148,7 +152,10 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         """Run every ``repeat`` of the scenario; raise ScenarioFailure unless it passed."""
-        result = run_scenario(_without_xfail(self.scenario))
+        scenario, cassettes = _with_cassette(self.config, _without_xfail(self.scenario))
+        result = run_scenario(scenario, loop=_session_loop(self.config))
+        if cassettes is not None:
+            _finish_cassettes(cassettes)
         self.user_properties.append(("harness_status", result.status))
         self.user_properties.append(("harness_runs", f"{result.passes}/{result.repeat}"))
         scores = _scores_text(result)
@@ -162,9 +169,13 @@ class ScenarioItem(pytest.Item):
         excinfo: ExceptionInfo[BaseException],
         style: Any = None,
     ) -> str | TerminalRepr:
-        """The reasons and the match table, as the console report prints them."""
+        """The reasons and the match table, as the console report prints them.
+
+        A provider error or a cassette miss is its one line; ``-v`` or ``--tb=long`` adds its
+        traceback (an agent's own exception always has it).
+        """
         if isinstance(excinfo.value, ScenarioFailure):
-            return failure_text(excinfo.value.result)
+            return failure_text(excinfo.value.result, verbose=_verbose(self.config))
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -185,11 +196,13 @@ def _without_xfail(scenario: Scenario) -> Scenario:
 # --- adapters over the runner and the report (see the report: wanted as public functions) ---
 
 
-def run_scenario(scenario: Scenario) -> ScenarioResult:
+def run_scenario(
+    scenario: Scenario, *, loop: asyncio.AbstractEventLoop | None = None
+) -> ScenarioResult:
     """Run one scenario synchronously, as ``harness run`` would, and return its result."""
     from harness.runner import RunOptions, run_scenarios
 
-    suite = run_scenarios([scenario], RunOptions(concurrency=1))
+    suite = run_scenarios([scenario], RunOptions(concurrency=1), loop=loop)
     if suite.interrupted or not suite.scenarios:
         # run_scenarios turns the first Ctrl-C into a partial result; in pytest it must stop
         # the session as usual.
@@ -197,11 +210,17 @@ def run_scenario(scenario: Scenario) -> ScenarioResult:
     return suite.scenarios[0]
 
 
-def failure_text(result: ScenarioResult) -> str:
+def failure_text(result: ScenarioResult, *, verbose: bool = False) -> str:
     """The plain-text failure section of the console report for one scenario."""
     from harness.report import failure_text as render
 
-    return render(result)
+    return render(result, verbose=verbose)
+
+
+def _verbose(config: pytest.Config) -> bool:
+    """``-v`` or ``--tb=long``: the user asked for more than one line per error."""
+    level = config.getoption("verbose", default=0)
+    return (isinstance(level, int) and level > 0) or config.getoption("tbstyle") == "long"
 
 
 def _scores_text(result: ScenarioResult) -> str:
@@ -227,17 +246,121 @@ ModelFactory = Callable[..., "BaseChatModel"]
 
 
 @pytest.fixture
-def harness_model() -> ModelFactory:
-    """A factory of the harness's chat models: ``harness_model("demo")``, ``(script=[...])``."""
+def harness_model(request: pytest.FixtureRequest) -> Iterator[ModelFactory]:
+    """A factory of the harness's chat models: ``harness_model("demo")``, ``(script=[...])``.
+
+    A real provider's model (``harness_model("openai:gpt-4o-mini")``) records to / replays
+    from this test's own cassette under ``--harness-record`` / ``--harness-replay`` (or the
+    ``harness_cassettes`` ini option; under CI, replay when the cassette exists).
+    """
     from harness.models import make_model
+
+    stores: list[Any] = []
 
     def factory(spec: Any = None, *, script: Sequence[Any] | None = None) -> BaseChatModel:
         """``demo`` by default; ``script=[...]`` alone means the scripted model."""
         if spec is None and script is not None:
             spec = {"provider": "scripted"}
-        return make_model(spec, script=script)
+        return _test_model(request, make_model(spec, script=script), stores)
 
-    return factory
+    yield factory
+    for store in stores:
+        _finish_cassettes(store)
+
+
+# --- record and replay (harness.cassettes.pytest_support) ----------------------------------
+
+_LOOP = pytest.StashKey[asyncio.AbstractEventLoop]()
+_CASSETTES = pytest.StashKey[Any]()
+
+
+def _session_loop(config: pytest.Config) -> asyncio.AbstractEventLoop:
+    """One event loop for every scenario item of the session (closed at unconfigure).
+
+    langchain-openai caches one async HTTP client per process; were each item to close its own
+    loop, the next item's request would fail with "Event loop is closed".
+    """
+    loop = config.stash.get(_LOOP, None)
+    if loop is None or loop.is_closed():
+        loop = asyncio.new_event_loop()
+        config.stash[_LOOP] = loop
+    return loop
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Read the record/replay options now: a bad value is a usage error before any test."""
+    _cassette_settings(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Close the session's event loop, if scenario items made one."""
+    loop = config.stash.get(_LOOP, None)
+    if loop is not None and not loop.is_closed():
+        loop.close()
+
+
+def _cassette_settings(config: pytest.Config) -> Any:
+    settings = config.stash.get(_CASSETTES, None)
+    if settings is None:
+        from harness.cassettes.pytest_support import from_config
+
+        try:
+            settings = from_config(config)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        config.stash[_CASSETTES] = settings
+    return settings
+
+
+def _with_cassette(config: pytest.Config, scenario: Scenario) -> tuple[Scenario, Any]:
+    """The scenario with its model behind a recorder or replayer, and the store (or None)."""
+    settings = _cassette_settings(config)
+    if settings.setting == "off" or scenario.model is None:
+        return scenario, None
+    from harness.cassettes.scenarios import scenario_cassette, wrap_scenarios
+    from harness.cassettes.store import CassetteStore
+
+    own = getattr(scenario, "cassettes", None)  # a suite's `cassettes:` key
+    directory = settings.directory if settings.explicit_dir or not own else None
+    mode = settings.mode_for(scenario_cassette(scenario, directory))
+    if mode is None:
+        return scenario, None
+    store = CassetteStore(mode)
+    (wrapped,) = wrap_scenarios([scenario], store, directory)
+    return wrapped, store
+
+
+def _test_model(
+    request: pytest.FixtureRequest, model: BaseChatModel, stores: list[Any]
+) -> BaseChatModel:
+    """A real provider's model behind this test's cassette; other models as they are."""
+    from harness.models import ProviderChatModel
+
+    settings = _cassette_settings(request.config)
+    if settings.setting == "off" or not isinstance(model, ProviderChatModel):
+        return model
+    from harness.cassettes.pytest_support import test_cassette
+    from harness.cassettes.store import CassetteStore
+    from harness.cassettes.tape import TapeInfo
+
+    nodeid = request.node.nodeid
+    path = test_cassette(settings.directory, nodeid)
+    mode = settings.mode_for(path)
+    if mode is None:
+        return model
+    if not stores:
+        stores.append(CassetteStore(mode))
+    rerecord = f"re-record with `pytest '{nodeid}' --harness-record`"
+    wrapped: BaseChatModel = stores[0].wrap(
+        model, TapeInfo(path=path, scenario=nodeid, rerecord=rerecord)
+    )
+    return wrapped
+
+
+def _finish_cassettes(store: Any) -> None:
+    from harness.cassettes.pytest_support import warn_all
+
+    warn_all(store.finish())
 
 
 @pytest.hookimpl(wrapper=True)

@@ -68,6 +68,9 @@ class ErrorInfo:
     message: str
     traceback: str = ""
     phase: ErrorPhase = "run"
+    brief: bool = False
+    """The message says it all (``HarnessError.brief``: a provider failure, a cassette miss):
+    the console and JUnit reports leave the traceback to the JSON report and ``-v``."""
 
     def summary(self) -> str:
         """``Type: message`` in one line."""

@@ -225,7 +225,12 @@ class Runner:
         trace_id: str | None,
     ) -> RunResult:
         recorder = ToolCallRecorder()
-        handlers: list[BaseCallbackHandler] = [recorder] if emitter is None else [recorder, emitter]
+        handlers: list[BaseCallbackHandler] = [recorder]
+        if emitter is not None:
+            from harness.export import secret_watchers
+
+            # secrets noted before the emitter sees the event: spans are scrubbed by value
+            handlers += [*secret_watchers(self.options.tracer_provider), emitter]
         start = time.perf_counter()
         turns: list[TurnOutcome] = []  # filled turn by turn: a failed run keeps what finished
         _, error = await self.bounded(
@@ -264,15 +269,19 @@ class Runner:
         it is cancelled, and abandoned if it has not stopped ``GRACE_SECONDS`` later. Only the
         cancellation of the task awaiting here (a stop of the run) propagates.
         """
-        task = asyncio.ensure_future(contained(call(), self.stop_state))
+        owner = object()  # this call; every task it starts is known by it (LoopWatch)
+        task = asyncio.ensure_future(contained(call(), self.stop_state, owner))
         watch = self.watch
         start = time.monotonic()
         deadline = start + timeout
         stalled_before = watch.stalled if watch is not None else 0.0
-        token = watch.expect(deadline) if watch is not None else None
+        token = None
+        if watch is not None:
+            watch.own(task, owner)
+            token = watch.expect(deadline)
         try:
             done = await _wait(task, deadline)
-            if not done and watch is not None:
+            if not done and watch is not None and not watch.blocked_by(owner):
                 # another call blocked the loop while this one waited: give that time back once
                 credit = watch.stalled - stalled_before
                 if credit > 0.1:
@@ -284,27 +293,33 @@ class Runner:
         finally:
             if watch is not None and token is not None:
                 watch.forget(token)
+        blocked = 0.0
+        if watch is not None:
+            blocked = watch.blocked_by(owner)
+            watch.release(owner)
         if not done:
-            return Outcome(), await self._cancel_late(task, timeout, what)
+            return Outcome(), await self._cancel_late(task, timeout, what, blocked)
         outcome = task.result()
-        late = time.monotonic() - start > timeout + 0.05
+        elapsed = time.monotonic() - start
+        stalled = watch.stalled - stalled_before if watch is not None else 0.0
+        # the loop was blocked, so no timer could fire: finishing late is a timeout all the
+        # same; a stall some other call caused does not count against this one
+        late = elapsed - (0.0 if blocked else stalled) > timeout + 0.05
         error = _outcome_error(outcome, timeout, what, late)
         if error is None and late:
-            # the loop was blocked, so the timer could not fire: late is a timeout all the same
-            blocked = watch.stalled - stalled_before if watch is not None else 0.0
-            error = _timeout(what, timeout, _blocked_note(blocked) if blocked > 0.1 else "")
+            error = _timeout(what, timeout, _blocked_note(blocked) if blocked else "")
         return outcome, error
 
     async def _cancel_late(
-        self, task: asyncio.Future[Outcome], timeout: float, what: str
+        self, task: asyncio.Future[Outcome], timeout: float, what: str, blocked: float
     ) -> ErrorInfo:
         task.cancel()
         done, _ = await asyncio.wait({task}, timeout=GRACE_SECONDS)
         if done:
             outcome = task.result()
             if isinstance(outcome.error, LoopBlocked):
-                return _timeout(what, timeout, _blocked_note(outcome.error.seconds))
-            return _timeout(what, timeout)
+                blocked = max(blocked, outcome.error.seconds)
+            return _timeout(what, timeout, _blocked_note(blocked) if blocked else "")
         self._abandon({task})
         return _timeout(
             what,
@@ -454,18 +469,28 @@ def final_output(result: Any) -> Any:
 # --- synchronous entry point ----------------------------------------------------------------
 
 
-def run_scenarios(scenarios: Sequence[Scenario], options: RunOptions | None = None) -> SuiteResult:
+def run_scenarios(
+    scenarios: Sequence[Scenario],
+    options: RunOptions | None = None,
+    *,
+    loop: asyncio.AbstractEventLoop | None = None,
+) -> SuiteResult:
     """Run on a private event loop; SIGINT/SIGTERM cancel the run and return the partial result.
 
     The loop's default executor (where LangChain runs sync tools) runs on daemon threads that
     nothing joins, so a tool that hangs past its timeout cannot hang the exit. A watchdog
-    interrupts an async call that blocks the loop past its deadline.
+    interrupts an async call that blocks the loop past its deadline. With ``loop`` the run
+    uses that loop and leaves it open: the pytest plugin runs every item on one loop, because
+    clients that cache connections across calls (langchain-openai does) fail with "Event
+    loop is closed" once the loop they were made on is gone.
     """
     runner = Runner(options)
-    loop = asyncio.new_event_loop()
+    owned = loop is None
+    loop = asyncio.new_event_loop() if loop is None else loop
     executor = DaemonExecutor("harness-tool")
     loop.set_default_executor(executor)
     runner.watch = LoopWatch(loop)
+    loop.set_task_factory(runner.watch.task_factory)
     task = loop.create_task(runner.run(scenarios))
     previous = _install_stop_signals(loop, task, runner)
     runner.watch.start()
@@ -475,7 +500,10 @@ def run_scenarios(scenarios: Sequence[Scenario], options: RunOptions | None = No
         runner.watch.close()
         _restore_signals(previous)
         executor.shutdown(wait=False, cancel_futures=True)
-        loop.close()
+        if owned:
+            loop.close()
+        else:
+            loop.set_task_factory(None)  # the watch of this run is closed
         # collected, an abandoned coroutine would run its except/finally with no loop left
         # (and complain); it is kept until the process ends instead
         _ABANDONED.update(runner.abandoned)

@@ -3,6 +3,11 @@
 ``harness run`` (through the runner) and ``harness eval-traces`` both score with
 :func:`score_sample` and decide with :func:`verdict`, so a trace scored offline gets exactly the
 verdict the live run got.
+
+A recorded trace may lack content (a run exported without content capture: no tool arguments,
+no final answer). Its sample says so under :data:`NOT_CAPTURED`, and a run that does not pass
+on such a sample is an error, not a failure: "missing argument 'a'" would be a wrong verdict
+with a misleading reason (README, "Score recorded traces offline").
 """
 
 from __future__ import annotations
@@ -12,11 +17,70 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
+from harness.errors import HarnessError
+from harness.expectation import agent_matches
+from harness.metrics.base import Score
 from harness.result import CheckResult, ErrorInfo, ErrorPhase, RunResult, ScenarioResult, Status
 from harness.sample import Sample
 from harness.scenarios import Scenario
+from harness.scenarios.model import AgentBlock
 from harness.text import shorten
 from tracing.records import ToolCall
+
+CONTENT_NOT_CAPTURED = "ContentNotCaptured"
+"""``ErrorInfo.type`` of a run that cannot be judged: its trace was recorded without content."""
+
+NOT_CAPTURED = "not_captured"
+"""Sample metadata key set by ``harness eval-traces``: what the trace did not capture, as
+``{"calls": [indices of calls without arguments], "output": True when there is no answer}``."""
+
+CAPTURE_HINT = (
+    "record it with content: `harness run --trace-file FILE` keeps content unless "
+    "--no-capture-content is given; an OTLP export needs --capture-content"
+)
+"""How to record a trace that can be scored offline."""
+
+
+def content_gaps(sample: Sample | None) -> tuple[tuple[int, ...], bool]:
+    """(indices of the calls whose arguments were not captured, whether the answer was not)."""
+    gaps = sample.metadata.get(NOT_CAPTURED) if sample is not None else None
+    if not isinstance(gaps, dict):
+        return (), False
+    calls = tuple(i for i in gaps.get("calls", ()) if isinstance(i, int))
+    return calls, bool(gaps.get("output"))
+
+
+def _unjudged(scenario: Scenario, run: RunResult) -> RunResult | None:
+    """The error run for a sample whose missing content decides the verdict, else None."""
+    calls, output = content_gaps(run.sample)
+    output = output and scenario.has_output
+    if run.passed or run.error is not None or not (calls or output):
+        return None
+    missing = [f"{len(calls)} call{'s' if len(calls) > 1 else ''} without arguments"]
+    missing = (missing if calls else []) + (["no final answer"] if output else [])
+    message = (
+        f"the trace was recorded without content capture ({', '.join(missing)}), so the "
+        f"scenario cannot be judged; {CAPTURE_HINT}"
+    )
+    error = ErrorInfo(CONTENT_NOT_CAPTURED, message, "", "scoring")
+    return RunResult(run.index, False, run.sample, (), (), error, run.duration, run.trace_id)
+
+
+def not_captured_reasons(run: RunResult, scenario: Scenario) -> list[str]:
+    """One line per call whose arguments were not captured (and for the answer, when the
+    scenario checks it), for a run :func:`score_sample` could not judge; else empty."""
+    if run.error is None or run.error.type != CONTENT_NOT_CAPTURED:
+        return []
+    calls, output = content_gaps(run.sample)
+    recorded = run.calls
+    lines = [
+        f"call #{i + 1} {recorded[i].name}: arguments were not captured"
+        for i in calls
+        if i < len(recorded)
+    ]
+    if output and scenario.has_output:
+        lines.append("final answer: not captured")
+    return lines
 
 
 def score_sample(
@@ -30,12 +94,48 @@ def score_sample(
     """Score one recorded run with the scenario's metrics and checks (the one scoring path)."""
     try:
         scores = tuple(metric.evaluate(sample) for metric in scenario.metrics)
+        scores += tuple(
+            score for block in scenario.agent_blocks for score in agent_scores(block, sample)
+        )
+        checks = run_checks(scenario, sample)  # a value no check can compare: this run's error
     except Exception as exc:
         failure = error_info(exc, "scoring", 0.0)
         return RunResult(index, False, sample, error=failure, duration=duration, trace_id=trace_id)
-    checks = run_checks(scenario, sample)
     passed = all(score.passed for score in scores) and all(check.passed for check in checks)
-    return RunResult(index, passed, sample, scores, checks, None, duration, trace_id)
+    run = RunResult(index, passed, sample, scores, checks, None, duration, trace_id)
+    return _unjudged(scenario, run) or run
+
+
+def agent_scores(block: AgentBlock, sample: Sample) -> tuple[Score, ...]:
+    """A block's metrics on the calls made in its agent only, named ``<agent>.<metric>``.
+
+    ``expect: {agents: ...}`` is scored next to the scenario-level expectations (which score
+    every call), the way a conversation's turns are (``turn<N>.<metric>``, harness.invocation);
+    docs/metrics.md, "Scope".
+    """
+    if not block.metrics:
+        return ()
+    scoped = Sample(
+        input=sample.input,
+        tool_calls=calls_in_agent(sample.tool_calls or [], block.agent),
+        expected_tool_calls=list(block.expected),
+        output=sample.output,
+        metadata={**sample.metadata, "agent": block.agent},
+        trace_id=sample.trace_id,
+    )
+    return tuple(scoped_score(metric.evaluate(scoped), block.agent) for metric in block.metrics)
+
+
+def scoped_score(score: Score, scope: str) -> Score:
+    """The score renamed ``<scope>.<metric>``: it judged part of the run (a turn, an agent)."""
+    return Score(
+        f"{scope}.{score.name}",
+        score.value,
+        score.threshold,
+        score.passed,
+        score.reason,
+        score.details,
+    )
 
 
 def error_info(exc: BaseException, phase: ErrorPhase, timeout: float, what: str = "") -> ErrorInfo:
@@ -52,7 +152,8 @@ def error_info(exc: BaseException, phase: ErrorPhase, timeout: float, what: str 
     if what:
         message = f"{what} raised: {message}" if message else f"{what} raised"
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return ErrorInfo(type(exc).__name__, message, trace, phase)
+    brief = isinstance(exc, HarnessError) and exc.brief
+    return ErrorInfo(type(exc).__name__, message, trace, phase, brief)
 
 
 def run_checks(scenario: Scenario, sample: Sample) -> tuple[CheckResult, ...]:
@@ -61,9 +162,10 @@ def run_checks(scenario: Scenario, sample: Sample) -> tuple[CheckResult, ...]:
     checks: list[CheckResult] = []
     if scenario.forbid:
         checks.append(check_forbid(scenario.forbid, calls))
-    for agent, forbidden in getattr(scenario, "agent_forbid", ()):
+    for block in scenario.agent_blocks:
         # expect: {agents: {name: {forbid: [...]}}}: only that agent's calls count.
-        checks.append(check_forbid(forbidden, calls_in_agent(calls, agent)))
+        if block.forbid:
+            checks.append(check_forbid(block.forbid, calls, agent=block.agent))
     if scenario.no_errors:
         checks.append(check_no_errors(calls, retries=getattr(scenario, "no_errors_retries", True)))
     if scenario.has_output:
@@ -71,23 +173,31 @@ def run_checks(scenario: Scenario, sample: Sample) -> tuple[CheckResult, ...]:
     return tuple(checks)
 
 
-def check_forbid(forbidden: Sequence[str], calls: Sequence[ToolCall]) -> CheckResult:
-    """Fail when any call (requested or executed) has a forbidden name."""
+def check_forbid(
+    forbidden: Sequence[str], calls: Sequence[ToolCall], *, agent: str | None = None
+) -> CheckResult:
+    """Fail when any call (requested or executed) has a forbidden name (in ``agent``, if given).
+
+    The indices name calls of the whole run, so reports mark the right rows.
+    """
     names = set(forbidden)
-    bad = tuple(index for index, call in enumerate(calls) if call.name in names)
+    bad = tuple(
+        index
+        for index, call in enumerate(calls)
+        if call.name in names and (agent is None or agent_matches(agent, call.agent))
+    )
+    where = f"{agent}: " if agent is not None else ""
     if not bad:
-        return CheckResult("forbid", True, f"no call of {', '.join(forbidden)}")
+        return CheckResult("forbid", True, f"{where}no call of {', '.join(forbidden)}")
     shown = ", ".join(f"#{i + 1} {calls[i].describe()}" for i in bad[:3])
     more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
     return CheckResult(
-        "forbid", False, f"forbidden tool called: {shown}{more}", "unexpected_call", bad
+        "forbid", False, f"{where}forbidden tool called: {shown}{more}", "unexpected_call", bad
     )
 
 
 def calls_in_agent(calls: Sequence[ToolCall], agent: str) -> list[ToolCall]:
     """The calls made in one agent (a path, its last segments, or a glob)."""
-    from harness.expectation import agent_matches
-
     return [call for call in calls if agent_matches(agent, call.agent)]
 
 
@@ -124,11 +234,13 @@ def check_output(pattern: Any, output: Any) -> CheckResult:
 
     if match_value(pattern, output):
         return CheckResult("output", True, "final answer matches")
-    shown = shorten(output, 200) if isinstance(output, str) else output
+    from harness.redaction import safe_repr  # a 10 MB, cyclic or unprintable answer: short text
+
+    shown = repr(shorten(output, 200)) if isinstance(output, str) else safe_repr(output, 300)
     return CheckResult(
         "output",
         False,
-        f"final answer {shown!r} does not match {describe_pattern(pattern)}",
+        f"final answer {shown} does not match {describe_pattern(pattern)}",
         "wrong_output",
     )
 
@@ -151,8 +263,10 @@ def verdict(
         status = "error"
     else:
         status = "failed"
-    reasons = _reasons(runs, repeat, passes, needed, scenario.pass_rate, gate_ok)
-    if scenario.xfail is not None:
+    reasons = _reasons(scenario, runs, repeat, passes, needed, gate_ok)
+    unjudged = any(run.error is not None and run.error.type == CONTENT_NOT_CAPTURED for run in runs)
+    if scenario.xfail is not None and not (unjudged and status == "error"):
+        # a run that cannot be judged is no expected failure either: it stays an error
         status = "xpassed" if status == "passed" else "xfailed"
     return ScenarioResult(
         suite=scenario.suite,
@@ -171,11 +285,11 @@ def verdict(
 
 
 def _reasons(
+    scenario: Scenario,
     runs: tuple[RunResult, ...],
     repeat: int,
     passes: int,
     needed: int,
-    pass_rate: float,
     gate_ok: bool,
 ) -> tuple[str, ...]:
     """Distinct reasons over the failing runs, each tagged with the runs it happened in."""
@@ -183,7 +297,7 @@ def _reasons(
     for run in runs:
         if run.passed:
             continue
-        for reason in run.reasons():
+        for reason in (*run.reasons(), *not_captured_reasons(run, scenario)):
             seen.setdefault(reason, []).append(run.index + 1)
     lines = []
     for reason, where in seen.items():
@@ -195,7 +309,7 @@ def _reasons(
         verdict = "meets" if gate_ok else "below"
         lines.append(
             f"passed {passes} of {repeat} runs ({passes / repeat:.0%}), {verdict} "
-            f"pass_rate {pass_rate:.0%} (needs {needed})"
+            f"pass_rate {scenario.pass_rate:.0%} (needs {needed})"
         )
     return tuple(lines)
 

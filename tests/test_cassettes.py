@@ -9,10 +9,8 @@ and the stand-in counts that no request reached it.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
+import shutil
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,85 +42,26 @@ from harness.cli import main
 from harness.demo import build_tool_agent, travel
 from harness.errors import CassetteError, CassetteMiss
 from harness.models import DemoChatModel, make_model
-from tests.support.openai_server import API_KEY, StandIn, serving
+from harness.scenarios import looks_like_suite
+from tests.support.openai_server import (
+    API_KEY,
+    PROMPT,
+    TOOL_DOC,
+    StandIn,
+    record,
+    serving,
+    write_project,
+)
 
 pytest.importorskip("langchain_openai")
 
-HARNESS = Path(sys.executable).parent / "harness"
 ROOT = Path(__file__).resolve().parents[1]
-
-PROMPT = "You are a weather assistant. Use get_weather for every city the user names, then answer."
-TOOL_DOC = "Current weather for a city."
-
-AGENT = '''
-from langchain_core.tools import tool
-from harness.demo import build_tool_agent
-
-PROMPT = {prompt!r}
-
-
-@tool
-def get_weather(city: str) -> dict:
-    """{doc}"""
-    return {{"city": city, "summary": f"{{city}}: 21 C, sunny."}}
-
-
-def build(model):
-    return build_tool_agent(model, [get_weather], system_prompt=PROMPT, name="weather")
-'''
-
-SUITE = """
-suite: weather
-agent: {agent}:build
-model: {{provider: openai, model: {model}, base_url: "{url}", max_retries: 0, timeout: 10{more}}}
-scenarios:
-  - name: weather in Berlin
-    input: Weather in Berlin?
-    expect:
-      tool_calls: [{{name: get_weather, args: {{city: Berlin}}}}]
-  - name: weather in Oslo
-    input: What is the weather in Oslo today?
-    expect:
-      tool_calls: [{{name: get_weather, args: {{city: Oslo}}}}]
-"""
 
 
 @pytest.fixture(scope="module")
 def standin() -> Iterator[StandIn]:
     """The stand-in server for this module."""
     yield from serving()
-
-
-def write_project(
-    where: Path,
-    url: str,
-    *,
-    prompt: str = PROMPT,
-    doc: str = TOOL_DOC,
-    agent: str = "agent",
-    model: str = "gpt-4o-mini",
-    more: str = "",
-) -> Path:
-    """An agent file and a two-scenario suite naming it; returns the suite's path."""
-    (where / f"{agent}.py").write_text(AGENT.format(prompt=prompt, doc=doc), encoding="utf-8")
-    suite = where / "weather.yaml"
-    body = SUITE.format(agent=f"{agent}.py", model=model, url=url, more=more)
-    suite.write_text(textwrap.dedent(body), encoding="utf-8")
-    return suite
-
-
-def record(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``harness run ... --record`` as a user runs it: a new process with the key set."""
-    env = {**os.environ, "OPENAI_API_KEY": API_KEY, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [str(HARNESS), "run", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 @pytest.fixture
@@ -259,23 +198,38 @@ def test_the_key_covers_the_full_tool_schema() -> None:
 # --- record and replay through the real client ----------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory, standin: StandIn) -> Path:
+    """The weather project recorded once (``harness run --record``, key in the suite file)."""
+    where = tmp_path_factory.mktemp("recorded")
+    suite = write_project(where, standin.url, more=f", api_key: {API_KEY}")
+    done = record(where, str(suite), "--record", "--json", "record.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return where
+
+
+@pytest.fixture
+def project(tmp_path: Path, recorded: Path) -> Path:
+    """A copy of the recorded project for one test to change; returns its suite."""
+    shutil.copytree(recorded, tmp_path, dirs_exist_ok=True)
+    return tmp_path / "weather.yaml"
+
+
 def test_record_then_replay_offline(
-    tmp_path: Path, standin: StandIn, monkeypatch: pytest.MonkeyPatch, offline: None
+    project: Path, standin: StandIn, monkeypatch: pytest.MonkeyPatch, offline: None
 ) -> None:
-    suite = write_project(tmp_path, standin.url)
-    recorded = record(tmp_path, str(suite), "--record", "--json", "record.json")
-    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
-    files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.yaml"))
+    where = project.parent
+    files = sorted(p.relative_to(where).as_posix() for p in where.rglob("*.yaml"))
     assert files == [
         "cassettes/weather/weather-in-berlin.yaml",
         "cassettes/weather/weather-in-oslo.yaml",
         "weather.yaml",
     ]
     seen = standin.count()
-    code, report = replay(tmp_path, str(suite), monkeypatch=monkeypatch)
+    code, report = replay(where, str(project), monkeypatch=monkeypatch)
     assert code == 0, errors(report)
     assert standin.count() == seen  # not one request: the replay never reached the network
-    before = json.loads((tmp_path / "record.json").read_text())
+    before = json.loads((where / "record.json").read_text())
     assert (
         statuses(report)
         == statuses(before)
@@ -287,25 +241,22 @@ def test_record_then_replay_offline(
     assert report["warnings"] == []
 
 
-def test_a_cassette_holds_no_key_header_or_url(tmp_path: Path, standin: StandIn) -> None:
-    suite = write_project(tmp_path, standin.url, more=f", api_key: {API_KEY}")
-    assert record(tmp_path, str(suite), "--record").returncode == 0
-    sent = {k.lower(): v for k, v in standin.requests[-1]["headers"].items()}
-    assert sent["authorization"] == f"Bearer {API_KEY}"  # the client did send it ...
-    for path in (tmp_path / "cassettes").rglob("*.yaml"):
+def test_a_cassette_holds_no_key_header_or_url(project: Path, standin: StandIn) -> None:
+    sent = [{k.lower(): v for k, v in r["headers"].items()} for r in standin.requests]
+    assert {"authorization": f"Bearer {API_KEY}"}.items() <= sent[0].items()  # it was sent ...
+    for path in (project.parent / "cassettes").rglob("*.yaml"):
         text = path.read_text(encoding="utf-8")
         for secret in (API_KEY, "Bearer", "Authorization", "127.0.0.1", "http", "base_url"):
-            assert secret not in text, f"{secret!r} in {path}"  # ... the cassette does not
+            assert secret not in text, f"{secret!r} in {path}"  # ... the cassette has none
 
 
-def test_the_file_is_small_and_readable(tmp_path: Path, standin: StandIn) -> None:
-    suite = write_project(tmp_path, standin.url)
-    assert record(tmp_path, str(suite), "--record").returncode == 0
-    path = tmp_path / "cassettes" / "weather" / "weather-in-berlin.yaml"
+def test_the_file_is_small_and_readable(project: Path) -> None:
+    path = project.parent / "cassettes" / "weather" / "weather-in-berlin.yaml"
     cassette = read_cassette(path)
     assert cassette.scenario == "weather::weather in Berlin"
     assert cassette.agent == "agent.py:build"
     assert cassette.identity is not None and cassette.identity.label == "openai:gpt-4o-mini"
+    assert cassette.identity.params == {}  # api_key, base_url, timeout: transport, not kept
     assert len(cassette.tools) == 1  # the schema once, however many turns bind it
     first, second = cassette.recordings
     assert [m["role"] for m in first.messages] == ["system", "user"]
@@ -317,16 +268,16 @@ def test_the_file_is_small_and_readable(tmp_path: Path, standin: StandIn) -> Non
     assert "keep: 3" in raw  # turn 2 stores only the tool result it adds
     assert [m["role"] for m in second.messages] == ["system", "user", "assistant", "tool"]
     assert load_cassette(dump_cassette(cassette)) == cassette  # the file round-trips
+    assert not looks_like_suite(path)  # a cassette under a searched folder is not a suite
 
 
 def test_a_changed_prompt_or_tool_is_a_named_miss(
-    tmp_path: Path, standin: StandIn, monkeypatch: pytest.MonkeyPatch, offline: None
+    project: Path, standin: StandIn, monkeypatch: pytest.MonkeyPatch, offline: None
 ) -> None:
-    suite = write_project(tmp_path, standin.url)
-    assert record(tmp_path, str(suite), "--record").returncode == 0
+    where = project.parent
     changed = PROMPT.replace("then answer", "then answer briefly")
-    write_project(tmp_path, standin.url, prompt=changed, agent="agent_prompt")
-    code, report = replay(tmp_path, str(suite), "-k", "berlin", monkeypatch=monkeypatch)
+    write_project(where, standin.url, prompt=changed, agent="agent_prompt")
+    code, report = replay(where, str(project), "-k", "berlin", monkeypatch=monkeypatch)
     assert code == 1
     (message,) = errors(report)
     at = PROMPT.index("then answer") + len("then answer")
@@ -335,20 +286,22 @@ def test_a_changed_prompt_or_tool_is_a_named_miss(
         "cassettes/weather/weather-in-berlin.yaml: "
         f"message [0] (system) differs at character {at}: recorded "
     )
-    assert "re-record with `harness run" in message and "--record`" in message
+    assert message.endswith(
+        "re-record with `harness run 'weather.yaml::weather in Berlin' --record`"
+    )
     assert report["scenarios"][0]["runs"][0]["error"]["type"] == "CassetteMiss"
+    assert report["warnings"] == []  # the miss says it all: no "unused recordings" on top
 
-    write_project(tmp_path, standin.url, doc="Weather now, for one city.", agent="agent_tool")
-    code, report = replay(tmp_path, str(suite), "-k", "berlin", monkeypatch=monkeypatch)
+    write_project(where, standin.url, doc="Weather now, for one city.", agent="agent_tool")
+    code, report = replay(where, str(project), "-k", "berlin", monkeypatch=monkeypatch)
     (message,) = errors(report)
     assert "bound tools changed: get_weather (description)" in message
 
 
 def test_unused_and_orphaned_recordings_are_warned(
-    tmp_path: Path, standin: StandIn, monkeypatch: pytest.MonkeyPatch, offline: None
+    project: Path, monkeypatch: pytest.MonkeyPatch, offline: None
 ) -> None:
-    suite = write_project(tmp_path, standin.url)
-    assert record(tmp_path, str(suite), "--record").returncode == 0
+    tmp_path, suite = project.parent, project
     # Oslo's scenario is renamed, and Berlin's agent now stops after its first turn
     text = suite.read_text().replace("weather in Oslo", "weather in Oslo, renamed")
     suite.write_text(
@@ -555,9 +508,9 @@ def test_replay_without_a_cassette_names_the_fix(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("format: 2\nscenario: s\n", "cassette format 2 is not supported"),
-        ("format: 1\n", "scenario: Field required"),
-        ("format: 1\nscenario: s\nturns: [{key: abc, response: {}}]\n", "turns.0.key"),
+        ("format: 2\ncassette: s\n", "cassette format 2 is not supported"),
+        ("format: 1\n", "cassette: Field required"),
+        ("format: 1\ncassette: s\nturns: [{key: abc, response: {}}]\n", "turns.0.key"),
         ("[unclosed", "not valid YAML"),
     ],
 )
@@ -588,3 +541,110 @@ def test_tools_bound_once_each(tmp_path: Path) -> None:
     store.finish()
     cassette = read_cassette(info.path)
     assert list(cassette.tools) == [r.tools[0] for r in cassette.recordings][:1]
+
+
+# --- the suite's `cassettes:` key, --record=missing on the CLI ------------------------------------
+
+
+def test_a_suites_cassettes_key_moves_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "suite: s\nagent: harness.demo.travel:build\ncassettes: recorded\nscenarios:\n"
+        "  - {name: berlin, input: 'Weather in Berlin tomorrow?'}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(suite), "--record"]) == 0
+    assert (tmp_path / "recorded" / "s" / "berlin.yaml").is_file()
+    assert not (tmp_path / "cassettes").exists()
+    assert main(["run", str(suite), "--replay"]) == 0
+    assert main(["run", str(suite), "--replay", "elsewhere"]) == 1  # a folder given wins
+
+
+def test_record_missing_on_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    body = (
+        "suite: s\nagent: harness.demo.travel:build\nscenarios:\n"
+        "  - {name: a, input: 'Weather in Oslo?'}\n"
+    )
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(body)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(suite), "--record"]) == 0
+    first = (tmp_path / "cassettes" / "s" / "a.yaml").read_text()
+    suite.write_text(body + "  - {name: b, input: 'Weather in Rome?'}\n")
+    assert main(["run", str(suite), "--replay"]) == 1  # b has no cassette: a miss, not a call
+    assert main(["run", str(suite), "--record=missing"]) == 0
+    assert (tmp_path / "cassettes" / "s" / "a.yaml").read_text() == first
+    assert (tmp_path / "cassettes" / "s" / "b.yaml").is_file()
+    assert main(["run", str(suite), "--replay"]) == 0
+
+
+# --- pytest: two real-provider scenarios in one session, record and replay, CI, xdist ---------
+
+pytest_plugins = ["pytester"]
+
+BLOCK_PROVIDER = """
+import sys
+
+sys.modules["langchain_openai"] = None  # replay must not need the provider's package
+sys.modules["openai"] = None
+"""
+
+CLIENT_TEST = """
+from harness.assertions import expect_tools
+from agent import build
+
+
+def test_berlin(tool_recorder, harness_model):
+    model = harness_model({{"provider": "openai", "model": "gpt-4o-mini", "base_url": "{url}"}})
+    question = {{"messages": [("user", "Weather in Berlin?")]}}
+    build(model=model).invoke(question, tool_recorder.config)
+    expect_tools(tool_recorder).called("get_weather", city="Berlin").accuracy_at_least(1.0)
+"""
+
+
+def test_pytest_records_and_replays_in_one_session(
+    pytester: pytest.Pytester, standin: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_project(pytester.path, standin.url)
+    pytester.makepyfile(test_client=CLIENT_TEST.format(url=standin.url))
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    monkeypatch.delenv("CI", raising=False)
+    # live, two real-provider items on one session loop: the second must not see a closed loop
+    live = pytester.runpytest_subprocess("--harness-scenarios", "-p", "no:cacheprovider")
+    live.assert_outcomes(passed=3)
+    recorded = pytester.runpytest_subprocess("--harness-scenarios", "--harness-record")
+    recorded.assert_outcomes(passed=3)
+    folder = pytester.path / "cassettes"
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.yaml")) == [
+        "test-client/test-berlin.yaml",
+        "weather/weather-in-berlin.yaml",
+        "weather/weather-in-oslo.yaml",
+    ]
+    seen = standin.count()
+    monkeypatch.delenv("OPENAI_API_KEY")
+    pytester.makeconftest(BLOCK_PROVIDER)
+    monkeypatch.setenv("CI", "true")  # no flag: under CI a test with a cassette replays
+    ci = pytester.runpytest_subprocess(
+        "--harness-scenarios", "-n", "2"
+    )  # (--harness-replay: below)
+    assert ci.ret == 0, ci.stdout.str()[-3000:]
+    ci.assert_outcomes(passed=3)
+    assert standin.count() == seen
+
+
+def test_pytest_replay_miss_is_the_items_failure(
+    pytester: pytest.Pytester, standin: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = write_project(pytester.path, standin.url)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    pytester.makeconftest(BLOCK_PROVIDER)
+    result = pytester.runpytest_subprocess("--harness-scenarios", "--harness-replay", str(suite))
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        ["*no recording for turn 1 of weather::weather in*no cassette was recorded*"]
+    )
+    pytester.makeini("[pytest]\nharness_cassettes = sometimes\n")
+    bad = pytester.runpytest_subprocess("--harness-scenarios", str(suite))
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -208,3 +209,18 @@ def test_tool_recorder_fixture_turns_without_config(tool_recorder: ToolCallRecor
     assert [c.status for c in ask] == ["error"]
     assert len(answer) == 0
     assert "rejected" in str(tool_recorder.last_output())
+
+
+_README_YAML = re.compile(r"<!-- readme-yaml: (?P<file>\S+) -->\s*```yaml\n(?P<code>.*?)```", re.S)
+
+
+def test_readme_yaml_examples_run_and_pass(tmp_path: Path) -> None:
+    examples = _README_YAML.findall((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert {name for name, _ in examples} >= {"concierge.yaml", "approvals.yaml"}
+    for name, code in examples:
+        path = tmp_path / name
+        path.write_text(code, encoding="utf-8")
+        results = _run_file(path)
+        assert {n: r.status for n, r in results.items()} == dict.fromkeys(results, "passed"), [
+            r.reasons for r in results.values()
+        ]

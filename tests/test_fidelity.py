@@ -347,7 +347,9 @@ def test_a_scenario_scopes_calls_and_forbids_per_agent(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     (scenario,) = load_file(path).scenarios
-    assert [(e.name, e.agent, e.node) for e in scenario.expected] == [
+    # the block's calls are scored on that agent's calls only (tests/test_agent_scopes.py)
+    (block,) = scenario.agent_blocks
+    assert [(e.name, e.agent, e.node) for e in (*scenario.expected, *block.expected)] == [
         ("note", "planner", "tools"),
         ("lookup", "research_agent", None),
     ]
@@ -373,3 +375,53 @@ def test_a_final_answer_of_content_blocks_is_its_text(mode: str) -> None:
     assert recorder.sample().output == "Paris it is."
     if state:
         assert Sample.from_messages(state["messages"]).output == "Paris it is."
+
+
+@needs_langchain
+@pytest.mark.parametrize("mode", MODES)
+def test_a_swarm_names_the_agent_of_every_call(mode: str) -> None:
+    """langgraph-swarm: alice looks up, hands off to bob, bob adds; each call names its agent."""
+    swarm = pytest.importorskip("langgraph_swarm", reason="pip install langgraph-swarm")
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from tests.support.agents import add
+
+    alice = create_agent(
+        ScriptedChatModel(
+            [
+                {"tool_calls": [{"name": "lookup", "args": {"key": "alpha"}}]},
+                {"tool_calls": [{"name": "transfer_to_bob", "args": {}}]},
+            ]
+        ),
+        [lookup, swarm.create_handoff_tool(agent_name="bob")],
+        name="alice",
+    )
+    # bob sees alice's two AI messages first: its own first turn is turn 2 of the script.
+    bob = create_agent(
+        ScriptedChatModel(
+            [{}, {}, {"tool_calls": [{"name": "add", "args": {"a": 1, "b": 1}}]}],
+            final_answer="2",
+        ),
+        [add],
+        name="bob",
+    )
+    graph = swarm.create_swarm([alice, bob], default_active_agent="alice").compile(
+        checkpointer=InMemorySaver(), name="swarm"
+    )
+    case = ShapeCase(
+        "swarm",
+        graph,
+        [user_input("go")],
+        [
+            ("lookup", {"key": "alpha"}, "ok"),
+            ("transfer_to_bob", {}, "ok"),
+            ("add", {"a": 1, "b": 1}, "ok"),
+        ],
+        ["swarm/alice", "swarm/alice", "swarm/bob"],
+    )
+    recorded, spans = _capture(case, mode)
+    for calls in (recorded, spans):
+        assert _truth(calls) == case.expected
+        assert [call.agent for call in calls] == case.agents
+    assert [_shape_row(c) for c in recorded] == [_shape_row(c) for c in spans]

@@ -227,7 +227,7 @@ def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _checked(_run([sys.executable, "-m", "venv", str(venv)], work))
     python = str(_bin(venv) / "python")
     install = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    _checked(_run([*install, str(wheel), "pytest"], work, venv))
+    _checked(_run([*install, f"{wheel}[langchain]", "pytest"], work, venv))
     where = _checked(_run([python, "-c", "import harness; print(harness.__file__)"], work, venv))
     assert Path(where.stdout.strip()).is_relative_to(venv), where.stdout
     return venv

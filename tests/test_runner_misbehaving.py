@@ -96,15 +96,23 @@ async def blocks_the_loop(seconds: float) -> str:
     return "slept"
 
 
+@tool
+async def naps(seconds: float) -> str:
+    """An async tool that waits without blocking."""
+    await asyncio.sleep(seconds)
+    return "rested"
+
+
 class _SwallowingAgent:
     """An async agent (a LangGraph graph inside) that swallows its own cancellation."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, seconds: float = 30) -> None:
         self.graph = build_react_graph(model, [add])
+        self.seconds = seconds
 
     async def ainvoke(self, payload: Any, config: Any = None) -> Any:
         result = await self.graph.ainvoke(payload, config=config)
-        end = time.monotonic() + 30
+        end = time.monotonic() + self.seconds
         while time.monotonic() < end:
             try:
                 await asyncio.sleep(0.05)
@@ -190,6 +198,25 @@ def test_system_exit_0_does_not_end_the_run_green() -> None:
     assert not result.ok and result.scenarios[0].status == "error"
 
 
+def _factory_exits(model: Any) -> Any:
+    raise SystemExit(3)
+
+
+def test_a_factory_raising_system_exit_is_its_error_at_once_not_a_timeout() -> None:
+    bad = scenario(
+        "factory exits", [add], calling("add", a=1, b=1), timeout=30, factory=_factory_exits
+    )
+    started = time.perf_counter()
+    result = run_scenarios([bad, quick("after")], RunOptions(concurrency=1))
+    waited = time.perf_counter() - started
+    results = by_name(result)
+    error = results["factory exits"].runs[0].error
+    assert error is not None and (error.type, error.phase) == ("SystemExit", "factory")
+    assert "timeout" not in error.message
+    assert results["after"].status == "passed"
+    assert waited < 30  # it did not wait out the scenario's timeout
+
+
 class _CancellingAgent:
     """An agent that runs its graph, then raises CancelledError (a misused inner timeout)."""
 
@@ -265,14 +292,21 @@ def test_an_agent_that_swallows_its_cancellation_is_abandoned_and_reported_so() 
 
 async def test_stopping_the_run_does_not_wait_for_an_agent_that_swallows_cancellation() -> None:
     # the first Ctrl-C cancels the run: it must return although this agent never stops
-    stubborn = scenario("stubborn", [add], calling("add", a=1, b=1), factory=_SwallowingAgent)
+    # on a loop it does not own (here pytest-asyncio's), an abandoned call lives on until it
+    # ends by itself, and the loop's teardown waits for it: 3 s, not 30
+    stubborn = scenario(
+        "stubborn",
+        [add],
+        calling("add", a=1, b=1),
+        factory=lambda model: _SwallowingAgent(model, 3),
+    )
     finished = asyncio.Event()
     runner = Runner(RunOptions(concurrency=2, progress=lambda r: finished.set()))
     task = asyncio.ensure_future(runner.run([quick(), stubborn]))
     await asyncio.wait_for(finished.wait(), 10)
     await asyncio.sleep(0.2)
     task.cancel()
-    result = await asyncio.wait_for(task, GRACE_SECONDS + 2)
+    result = await asyncio.wait_for(task, GRACE_SECONDS + 1)  # the agent goes on for 3 s
     assert result.interrupted and result.not_run == 1
     assert [s.name for s in result.scenarios] == ["quick"]
     assert len(runner.abandoned) == 1  # still running, kept referenced, reported nowhere else
@@ -293,6 +327,22 @@ def test_an_agent_blocking_the_event_loop_fails_and_does_not_stall_the_others() 
     assert results["blocker"].status == "error" and error is not None
     assert error.phase == "timeout"
     assert "blocked the event loop" in error.message
+
+
+def test_the_harness_blocking_its_own_loop_is_never_interrupted_nor_blamed_on_others() -> None:
+    # a slow progress callback (a reporter) blocks the loop while another run's deadline passes:
+    # the watchdog must not raise into the harness's code, and the waiting run gets the time back
+    napper = scenario("napper", [naps], calling("naps", seconds=0.5), timeout=1.0)
+
+    def slow_progress(result: ScenarioResult) -> None:
+        if result.name == "quick":
+            time.sleep(1.5)
+
+    result = run_scenarios([quick(), napper], RunOptions(concurrency=2, progress=slow_progress))
+    assert [(s.name, s.status) for s in result.scenarios] == [
+        ("quick", "passed"),
+        ("napper", "passed"),
+    ]
 
 
 def test_a_blocking_agent_off_the_main_thread_is_still_a_timeout() -> None:

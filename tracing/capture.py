@@ -162,9 +162,7 @@ class RecorderTurn:
         """How many calls this turn made."""
         return len(self.calls())
 
-    def sample(
-        self, expected: Iterable[ExpectationLike] | None = None, **kwargs: Any
-    ) -> Sample:
+    def sample(self, expected: Iterable[ExpectationLike] | None = None, **kwargs: Any) -> Sample:
         """A Sample of this turn's calls (``output`` defaults to the recorder's last answer)."""
         from harness.sample import Sample  # harness depends on tracing, never the reverse
 

@@ -112,7 +112,7 @@ def tool_inputs(inputs: Any) -> Any:
 def tool_call_id_of(tool_call_id: Any, inputs: Any) -> str | None:
     """The call id of a tool start: the keyword, else the id of a ToolCall dict given as input.
 
-    langchain-core before 1.0 passes no ``tool_call_id`` keyword to ``on_tool_start``; a tool
+    langchain-core before 1.1.2 passes no ``tool_call_id`` keyword to ``on_tool_start``; a tool
     node that hands the tool the model's whole ToolCall still has it in ``inputs``.
     """
     if isinstance(tool_call_id, str) and tool_call_id:

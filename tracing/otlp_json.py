@@ -35,7 +35,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import io
+import itertools
 import json
+import os
 import threading
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -43,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import SpanKind, StatusCode
@@ -53,6 +58,7 @@ from tracing.span_reading import keeps, relevant_role
 from tracing.span_view import SpanEvent, SpanStatus, SpanView
 
 __all__ = [
+    "FileSlice",
     "OtlpJsonError",
     "OtlpJsonFileExporter",
     "OtlpJsonReader",
@@ -200,19 +206,34 @@ class OtlpJsonFileExporter(SpanExporter):
         """Append to ``path`` (created on the first export, with its parent folders)."""
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._file: IO[str] | None = None
+        self._file: IO[bytes] | None = None
         self._closed = False
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        """Write the batch as one line and flush it."""
+        """Write the batch as one line and flush it; a failed write leaves no partial line.
+
+        Raises OSError when the line cannot be written (disk full, file gone): the file then
+        ends after the last whole line, as if the batch had never come.
+        """
         with self._lock:
             if self._closed:
                 return SpanExportResult.FAILURE
             if self._file is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._file = self.path.open("a", encoding="utf-8")
-            write_spans(spans, self._file)
-            self._file.flush()
+                # unbuffered: a line is written here or not at all, never flushed later in part
+                self._file = self.path.open("ab", buffering=0)
+            buffer = io.StringIO()
+            write_spans(spans, buffer)
+            # a lone surrogate becomes its JSON escape (\udc80): UTF-8 cannot carry it raw
+            line = memoryview(buffer.getvalue().encode("utf-8", "backslashreplace"))
+            start = os.fstat(self._file.fileno()).st_size
+            try:
+                while line:
+                    line = line[self._file.write(line) or 0 :]
+            except OSError:
+                with contextlib.suppress(OSError):  # back to the end of the last whole line
+                    os.ftruncate(self._file.fileno(), start)
+                raise
         return SpanExportResult.SUCCESS
 
     def shutdown(self) -> None:
@@ -250,6 +271,13 @@ class OtlpJsonWarning(UserWarning):
 
 class _BadSpan(ValueError):
     pass
+
+
+def _why(exc: Exception) -> str:
+    """The reason a span was skipped, naming a number that is not one (``1e999``)."""
+    if isinstance(exc, OverflowError):
+        return f"a number out of range ({exc})"
+    return str(exc)
 
 
 def _hex_id(value: Any, size: int, what: str) -> str:
@@ -400,12 +428,49 @@ class OtlpTrace:
         return calls_from_spans(spans, self.parents)
 
 
+@dataclass(frozen=True, slots=True)
+class FileSlice:
+    """Consecutive whole lines of an OTLP JSON file, for readers working on parts in parallel.
+
+    ``start`` is the byte offset where line ``first_line`` begins; ``line_count`` lines are read
+    (None: to the end). Line numbers in errors and traces stay those of the whole file. Used as
+    a path (``os.fspath``, ``str``) it is the file's.
+    """
+
+    path: str | Path
+    start: int = 0
+    first_line: int = 1
+    line_count: int | None = None
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+
+def _loads(line: str) -> Any:
+    """Parse one request line: orjson (C, several times faster), else the standard parser.
+
+    The standard one decides what orjson refuses (NaN and Infinity literals, lone surrogate
+    escapes), so such lines read as they always did and a bad line's error is the standard
+    parser's message. One difference remains: orjson reads an integer past 64 bits as a float;
+    no OTLP field holds one (they are int64 / fixed64, written as strings).
+    """
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+
+
 class OtlpJsonReader:
     """Stream spans, or tool calls per trace, out of an OTLP JSON file; errors collect here."""
 
-    def __init__(self, path: str | Path, *, complete_on_root: bool = True) -> None:
-        """Read ``path``; see the module docstring for when a trace counts as complete."""
-        self.path = Path(path)
+    def __init__(self, path: str | Path | FileSlice, *, complete_on_root: bool = True) -> None:
+        """Read ``path`` (or that part of a file); see the module docstring for when a trace
+        counts as complete."""
+        self.slice = path if isinstance(path, FileSlice) else FileSlice(Path(path))
+        self.path = Path(self.slice.path)
         self.complete_on_root = complete_on_root
         self.errors: list[OtlpJsonError] = []
 
@@ -414,22 +479,32 @@ class OtlpJsonReader:
 
     def _lines(self) -> Iterator[tuple[int, list[SpanView]]]:
         """(line number, the spans on it) for each readable line; bad lines become errors."""
+        part = self.slice
         with self.path.open(encoding="utf-8", errors="replace") as fp:
-            for number, line in enumerate(fp, 1):
+            if part.start:
+                fp.seek(part.start)  # a byte offset where a line starts: a clean decoder state
+            lines = fp if part.line_count is None else itertools.islice(fp, part.line_count)
+            for number, line in enumerate(lines, part.first_line):
                 if not line.strip():
                     continue
                 try:
-                    request = json.loads(line)
+                    request = _loads(line)
                     raw_spans = list(_spans_of(request))
                 except ValueError as exc:  # JSONDecodeError and _BadSpan
                     self._error(number, f"not an OTLP JSON request: {exc}")
+                    continue
+                except RecursionError:  # 100,000 nested brackets: Python's parser gives up
+                    self._error(number, "not an OTLP JSON request: nested too deeply to read")
                     continue
                 views = []
                 for position, raw in enumerate(raw_spans):
                     try:
                         views.append(_view(raw))
-                    except (TypeError, ValueError, AttributeError) as exc:
-                        self._error(number, f"span {position} skipped: {exc}")
+                    except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+                        # ArithmeticError: 1e999 (infinity) as an int, a time or a status code
+                        self._error(number, f"span {position} skipped: {_why(exc)}")
+                    except RecursionError:
+                        self._error(number, f"span {position} skipped: nested too deeply")
                 yield number, views
 
     def iter_spans(self) -> Iterator[SpanView]:

@@ -1,36 +1,79 @@
 """Record a real model once, replay it offline: chat-model cassettes (README: Record and replay).
 
-Modules, each importing only those above it: ``key`` (the normalised request and its sha256),
-``format`` (the YAML file: pydantic at the edge, frozen dataclasses inside), ``diff`` (why a
-replay missed), ``tape`` (one cassette in use: thread-safe lookups and appends), ``recorder``
-and ``replayer`` (the chat models put in front of a scenario's model), ``store`` (the tapes of a
-session, one mode), ``scenarios`` (which file a scenario uses; wrapping a suite's models).
+Modules, each importing only those above it: ``paths`` (modes, file names; standard library
+only), ``key`` (the normalised request and its sha256), ``format`` (the YAML file: pydantic at
+the edge, frozen dataclasses inside), ``diff`` (why a replay missed), ``tape`` (one cassette in
+use: thread-safe lookups and appends), ``recorder`` and ``replayer`` (the chat models put in
+front of a scenario's model), ``store`` (the tapes of a session, one mode), ``scenarios``
+(which file a scenario uses; wrapping a suite's models), ``session`` (``harness run``'s flags)
+and ``pytest_support`` (the plugin's options).
 
 The narrow entry point is :func:`wrap_model`; ``harness run`` uses :func:`wrap_scenarios`.
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models import BaseChatModel
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
-from harness.cassettes.format import (
-    FORMAT_VERSION,
-    Cassette,
-    Recording,
-    Response,
-    dump_cassette,
-    load_cassette,
-    read_cassette,
-    write_cassette,
-)
-from harness.cassettes.key import Identity, Request, canonical_json, identity_of, normalise_messages
-from harness.cassettes.recorder import RecordingChatModel
-from harness.cassettes.replayer import ReplayChatModel
-from harness.cassettes.scenarios import scenario_cassette, stale_cassettes, wrap_scenarios
-from harness.cassettes.store import DEFAULT_DIR, MODES, CassetteStore, Mode, cassette_path, slug
-from harness.cassettes.tape import Tape, TapeInfo
+    from harness.cassettes.format import (
+        FORMAT_VERSION,
+        Cassette,
+        Recording,
+        Response,
+        dump_cassette,
+        load_cassette,
+        read_cassette,
+        write_cassette,
+    )
+    from harness.cassettes.key import (
+        Identity,
+        Request,
+        canonical_json,
+        identity_of,
+        normalise_messages,
+    )
+    from harness.cassettes.paths import DEFAULT_DIR, MODES, Mode, cassette_path, slug
+    from harness.cassettes.recorder import RecordingChatModel
+    from harness.cassettes.replayer import ReplayChatModel
+    from harness.cassettes.scenarios import scenario_cassette, stale_cassettes, wrap_scenarios
+    from harness.cassettes.store import CassetteStore
+    from harness.cassettes.tape import Tape, TapeInfo
+
+# Where each public name lives. Imported on first use (PEP 562), so the pytest plugin can read
+# harness.cassettes.pytest_support at startup without importing LangChain.
+_HOMES = {
+    "FORMAT_VERSION": "format",
+    "Cassette": "format",
+    "Recording": "format",
+    "Response": "format",
+    "dump_cassette": "format",
+    "load_cassette": "format",
+    "read_cassette": "format",
+    "write_cassette": "format",
+    "Identity": "key",
+    "Request": "key",
+    "canonical_json": "key",
+    "identity_of": "key",
+    "normalise_messages": "key",
+    "DEFAULT_DIR": "paths",
+    "MODES": "paths",
+    "Mode": "paths",
+    "cassette_path": "paths",
+    "slug": "paths",
+    "RecordingChatModel": "recorder",
+    "ReplayChatModel": "replayer",
+    "scenario_cassette": "scenarios",
+    "stale_cassettes": "scenarios",
+    "wrap_scenarios": "scenarios",
+    "CassetteStore": "store",
+    "Tape": "tape",
+    "TapeInfo": "tape",
+}
 
 __all__ = [
     "DEFAULT_DIR",
@@ -63,6 +106,15 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'harness.cassettes' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"harness.cassettes.{home}"), name)
+    globals()[name] = value
+    return value
+
+
 def wrap_model(
     model: BaseChatModel,
     store: CassetteStore,
@@ -72,4 +124,6 @@ def wrap_model(
     rerecord: str = "re-record it with --record",
 ) -> BaseChatModel:
     """``model`` recording to / replaying from the cassette at ``path`` (the store's mode)."""
+    from harness.cassettes.tape import TapeInfo
+
     return store.wrap(model, TapeInfo(path=path, scenario=scenario_id, rerecord=rerecord))

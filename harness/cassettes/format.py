@@ -3,7 +3,7 @@
 ::
 
     format: 1
-    scenario: travel::weather in Berlin tomorrow
+    cassette: travel::weather in Berlin tomorrow     # the scenario recorded
     agent: harness.demo.travel:build
     model: {provider: openai, model: gpt-4o-mini}
     tools:                                  # every bound schema once, by hash
@@ -303,7 +303,9 @@ class _TurnEntry(_Entry):
 
 class _CassetteFile(_Entry):
     format: Literal[1]
-    scenario: str
+    cassette: str
+    """The scenario (``suite::name``) or test id recorded: not named ``scenario``, so that a
+    suite search (harness.scenarios.looks_like_suite) never takes a cassette for a suite."""
     agent: str | None = None
     model: _ModelEntry | None = None
     tools: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -354,7 +356,7 @@ def _from_file(data: _CassetteFile, where: str) -> Cassette:
         )
         recordings.append(recording)
         previous = recording.context()
-    return Cassette(data.scenario, identity, data.agent, dict(data.tools), tuple(recordings))
+    return Cassette(data.cassette, identity, data.agent, dict(data.tools), tuple(recordings))
 
 
 def load_cassette(text: str, where: str = "<cassette>") -> Cassette:
@@ -399,7 +401,7 @@ def _common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
 
 
 def _file_data(cassette: Cassette) -> dict[str, Any]:
-    data: dict[str, Any] = {"format": FORMAT_VERSION, "scenario": cassette.scenario}
+    data: dict[str, Any] = {"format": FORMAT_VERSION, "cassette": cassette.scenario}
     if cassette.agent:
         data["agent"] = cassette.agent
     identity = cassette.identity or (
@@ -455,12 +457,24 @@ class _Dumper(_BASE_DUMPER):  # type: ignore[misc]
 
 
 def _represent_str(dumper: Any, value: str) -> yaml.ScalarNode:
-    if "\n" in value and not any(c in value for c in "\r\t") and value == value.rstrip(" "):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+    block = "\n" in value and not any(c in value for c in "\r\t") and value == value.rstrip(" ")
+    node: yaml.ScalarNode = dumper.represent_scalar(
+        "tag:yaml.org,2002:str", value, style="|" if block else None
+    )
+    return node
+
+
+def _represent_list(dumper: Any, value: list[Any]) -> yaml.SequenceNode:
+    # a turn's tool hashes on one line: [fd786da6b7b5, e7bc2c74a707]
+    flow = bool(value) and all(isinstance(v, str) and len(v) <= 16 for v in value)
+    node: yaml.SequenceNode = dumper.represent_sequence(
+        "tag:yaml.org,2002:seq", value, flow_style=flow
+    )
+    return node
 
 
 _Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(list, _represent_list)
 
 _HEADER = (
     "# toolcall-harness cassette: the recorded model turns of one scenario.\n"

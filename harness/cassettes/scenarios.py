@@ -12,7 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from harness.cassettes.store import DEFAULT_DIR, CassetteStore, cassette_path, slug
+from harness.cassettes.paths import DEFAULT_DIR, cassette_path, slug
+from harness.cassettes.store import CassetteStore
 from harness.cassettes.tape import TapeInfo
 from harness.scenarios.model import Scenario
 
@@ -22,7 +23,7 @@ __all__ = ["scenario_cassette", "stale_cassettes", "wrap_scenarios"]
 def _root(scenario: Scenario, directory: Path | None) -> Path:
     if directory is not None:
         return directory
-    own = getattr(scenario, "cassettes", None)  # the suite's `cassettes:` folder, when set
+    own = scenario.cassettes  # the suite's `cassettes:` folder, when set
     return Path(own) if own else DEFAULT_DIR
 
 
@@ -33,10 +34,9 @@ def scenario_cassette(scenario: Scenario, directory: Path | None = None) -> Path
 
 def _rerecord(scenario: Scenario, directory: Path | None) -> str:
     where = f" {shlex.quote(str(directory))}" if directory is not None else ""
-    return (
-        f"re-record with `harness run {shlex.quote(scenario.file)} "
-        f"-k {shlex.quote(scenario.id)} --record{where}`"
-    )
+    # `file.yaml::name` selects exactly this scenario (harness.selection)
+    target = shlex.quote(f"{scenario.file}::{scenario.name}")
+    return f"re-record with `harness run {target} --record{where}`"
 
 
 def wrap_scenarios(

@@ -84,7 +84,7 @@ def from_args(args: argparse.Namespace) -> RunCassettes | None:
     if record is None and replay is None:
         return None
     if replay is not None:
-        return RunCassettes("replay", None if replay == _DEFAULT else Path(replay))
+        return RunCassettes("replay", None if replay == _DEFAULT else Path(str(replay)))
     if record == MISSING:
         return RunCassettes("missing")
-    return RunCassettes("record", None if record == _DEFAULT else Path(record))
+    return RunCassettes("record", None if record == _DEFAULT else Path(str(record)))

@@ -9,15 +9,14 @@ is not, ``replay`` never asks the model (a miss is the scenario's error).
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 
 from harness.cassettes.format import write_cassette
+from harness.cassettes.paths import DEFAULT_DIR, MODES, Mode, cassette_path, slug
 from harness.cassettes.recorder import RecordingChatModel
 from harness.cassettes.replayer import ReplayChatModel
 from harness.cassettes.tape import Tape, TapeInfo
@@ -25,24 +24,6 @@ from harness.errors import CassetteError
 from harness.text import plural
 
 __all__ = ["DEFAULT_DIR", "MODES", "CassetteStore", "Mode", "cassette_path", "slug"]
-
-Mode = Literal["record", "missing", "replay"]
-MODES: tuple[Mode, ...] = get_args(Mode)
-
-DEFAULT_DIR = Path("cassettes")
-"""Where cassettes go when neither the flag nor the suite's ``cassettes:`` names a folder."""
-
-_UNSAFE = re.compile(r"[^a-z0-9]+")
-
-
-def slug(text: str) -> str:
-    """A file-name-safe name: ``Weather in Berlin`` -> ``weather-in-berlin``."""
-    return _UNSAFE.sub("-", text.lower()).strip("-") or "unnamed"
-
-
-def cassette_path(root: Path, suite: str, name: str) -> Path:
-    """``<root>/<suite>/<scenario>.yaml``."""
-    return root / slug(suite) / f"{slug(name)}.yaml"
 
 
 class CassetteStore:
@@ -92,7 +73,7 @@ class CassetteStore:
         for tape in self.tapes.values():
             if self.mode in ("record", "missing") and tape.recorded:
                 write_cassette(tape.cassette(keep_loaded=self.mode == "missing"), tape.info.path)
-            if self.mode == "record":
+            if self.mode == "record" or tape.missed:
                 continue
             unused = tape.unused()
             if unused:

@@ -45,6 +45,8 @@ class Tape:
         self._used: set[int] = set()
         self._schemas: dict[str, Mapping[str, Any]] = dict(loaded.tools) if loaded else {}
         self._new: list[Recording] = []
+        self.missed = False
+        """Did a request miss? Its error already says why the recordings went unused."""
         for index, recording in enumerate(loaded.recordings if loaded else ()):
             self._by_key.setdefault(recording.key, []).append(index)
 
@@ -86,6 +88,7 @@ class Tape:
     def miss(self, request: Request) -> CassetteMiss:
         """The error for a request with no recording: turn, scenario, first difference, fix."""
         turn = request.turn
+        self.missed = True
         if self.loaded is None:
             difference = "no cassette was recorded for this scenario"
         else:

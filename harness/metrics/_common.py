@@ -7,8 +7,8 @@ module's own small helpers. Anything two metric modules need lives here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 import marshal
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import partial
 from operator import attrgetter
 from typing import Any
@@ -318,7 +318,7 @@ _GREEDY_LIMIT = 4096
 _CHECK_BUDGET = 1024
 """Most edge tests spent proving a greedy matching maximum before the exact engine takes over."""
 
-_dumps = marshal.dumps
+_dumps: Callable[[Any, int], bytes] = marshal.dumps
 
 ArgsRelation = Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
 """``relation(expected pattern, actual args)``: may this expectation pair with that call?"""
@@ -340,36 +340,59 @@ def match_count(
 
     Identical calls pair first, without comparing values one by one: a literal expectation's
     bytes (``Expectation.exact``) equal to a call's prove the edge, position by position (a run
-    that went to plan pairs completely there), then through a dict. A greedy pass with
+    that went to plan pairs completely there), then anywhere. A greedy pass with
     ``relation`` pairs each leftover expectation with the first free call it accepts. That is
     maximum unless an augmenting path exists; the check below rules one out in all but rare
     cases, and those go to an exact method.
     """
     n, m = len(expected), len(actual)
-    try:
-        keys = [_dumps(call.args, 2) for call in actual]  # harness.values.call_bytes, inlined
-    except ValueError:
-        keys = [call_bytes(call.args) for call in actual]
+    keys = _call_keys(actual)
     k = n if n < m else m
     taken = [False] * m
     rest: list[int] = []  # expectations still to place
     for i in range(k):
-        exp = expected[i]
-        exact = exp.exact  # None for a scoped expectation: pairs_with must judge those
-        call = actual[i]
-        if exact is not None and exact == keys[i] and exp.name == call.name:
-            if call.status != "invalid":  # an invalid call pairs with nothing (pairs_with)
-                taken[i] = True
-                continue
-        rest.append(i)
+        exp, call = expected[i], actual[i]
+        exact = exp.exact  # None for a scoped expectation: pairs_with judges those
+        if (
+            exact is not None
+            and exact == keys[i]
+            and exp.name == call.name
+            and call.status != "invalid"  # an invalid call pairs with nothing (pairs_with)
+        ):
+            taken[i] = True
+            keys[i] = None  # consumed
+        else:
+            rest.append(i)
     if not rest:
         return k  # nothing can pair more than min(n, m)
     order = [j for j in range(k) if taken[j]]  # calls in the order they were taken
     paired = order.copy()  # expectations paired so far
     rest.extend(range(k, n))
-    rest = _pair_identical(expected, actual, keys, rest, taken, order, paired)
+    unplaced: list[int] = []
+    for i in rest:
+        # An identical call anywhere; which one does not matter to the proof below, which only
+        # needs the calls taken so far to come first in ``order``.
+        exp = expected[i]
+        exact = exp.exact
+        j = -1
+        if exact is not None:
+            try:
+                j = keys.index(exact)
+            except ValueError:
+                pass
+            else:
+                if actual[j].name != exp.name or actual[j].status == "invalid":
+                    j = _identical(exp, actual, keys, j + 1)
+        if j < 0:
+            unplaced.append(i)
+        else:
+            keys[j] = None
+            taken[j] = True
+            order.append(j)
+            paired.append(i)
     if len(order) == k:
         return k
+    rest = unplaced
     if n * m > _GREEDY_LIMIT:
         # Huge samples: the engine's lazy Hopcroft–Karp runs its own greedy pass; a second one
         # here, plus the check below, would only add to its cost.
@@ -400,39 +423,26 @@ def match_count(
     return _exact_count(expected, actual, relation, keyed)
 
 
-def _pair_identical(
-    expected: Sequence[Expectation],
-    actual: Sequence[ToolCall],
-    keys: list[bytes | None],
-    rest: list[int],
-    taken: list[bool],
-    order: list[int],
-    paired: list[int],
-) -> list[int]:
-    """Pair leftover expectations with free calls of the same name and bytes; return the others.
+def _identical(
+    exp: Expectation, actual: Sequence[ToolCall], keys: list[bytes | None], start: int
+) -> int:
+    """The first free call from ``start`` on with the expectation's bytes and name, or -1."""
+    exact, name = exp.exact, exp.name
+    for j in range(start, len(keys)):
+        if keys[j] == exact and actual[j].name == name and actual[j].status != "invalid":
+            return j
+    return -1
 
-    Any such pair is an edge; which identical call an expectation takes does not matter for the
-    proof that follows, which only needs the calls taken so far to come first in ``order``.
-    """
-    waiting: dict[tuple[str, bytes], list[int]] = {}
-    for j, key in enumerate(keys):
-        if key is not None and not taken[j] and actual[j].status != "invalid":
-            waiting.setdefault((actual[j].name, key), []).append(j)
-    if not waiting:
-        return rest
-    unplaced: list[int] = []
-    for i in rest:
-        exp = expected[i]
-        exact = exp.exact
-        calls = waiting.get((exp.name, exact)) if exact is not None else None
-        if calls:
-            j = calls.pop()
-            taken[j] = True
-            order.append(j)
-            paired.append(i)
-        else:
-            unplaced.append(i)
-    return unplaced
+
+def _call_keys(actual: Sequence[ToolCall]) -> list[bytes | None]:
+    """``call_bytes`` of every call's arguments (harness.values.call_bytes)."""
+    try:
+        # One comprehension, as this runs for every sample scored.
+        return [_dumps(call.args, 2) for call in actual]
+    except ValueError:
+        return [call_bytes(call.args) for call in actual]
+
+
 def _exact_count(
     expected: Sequence[Expectation], actual: Sequence[ToolCall], relation: ArgsRelation, keyed: bool
 ) -> int:

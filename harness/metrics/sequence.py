@@ -11,7 +11,7 @@ from __future__ import annotations
 import marshal
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
@@ -320,7 +320,7 @@ def _exact_score(exp: Expectation, call: ToolCall) -> float:
     return hits / len(pattern)
 
 
-_dumps = marshal.dumps
+_dumps: Callable[[Any, int], bytes] = marshal.dumps
 
 
 class _PairScorer:

@@ -77,12 +77,16 @@ def failure_text(
     result: ScenarioResult,
     *,
     traceback: bool = True,
+    verbose: bool = False,
     redactor: Redactor | None = None,
     scrubber: Scrubber | None = None,
 ) -> str:
-    """Everything a reader needs about a scenario that did not pass, as plain text."""
+    """Everything a reader needs about a scenario that did not pass, as plain text.
+
+    A provider failure or a cassette miss is one line; ``verbose`` adds its traceback.
+    """
     view = scenario_view(result, scrubber_for(result.runs, redactor, scrubber))
-    return text.failure_text(view, traceback=traceback)
+    return text.failure_text(view, traceback=traceback, verbose=verbose)
 
 
 def scores_text(result: ScenarioResult) -> str:

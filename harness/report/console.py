@@ -1,6 +1,13 @@
-"""The console report: a summary table, then each failure's reasons and match table (rich)."""
+"""The console report: a summary table, then each failure's reasons and match table (rich).
+
+Every text from a result goes through :func:`~harness.report.view.printable`: a control
+character or a bidi override in a name or a value shows as its escape, so it can neither drive
+the terminal nor reverse the next scenario's name on screen.
+"""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -10,13 +17,14 @@ from rich.text import Text
 
 from harness.redaction import Redactor
 from harness.report.base import ReportFeed
-from harness.report.text import failure_text, scores_line
-from harness.report.view import ScenarioView, SuiteView
+from harness.report.text import failure_text, paused_line, scores_line
+from harness.report.view import ScenarioView, SuiteView, printable
 from harness.result import ResultSample, Status, SuiteResult
 
 __all__ = [
     "STATUS_STYLE",
     "ConsoleReporter",
+    "narrow_items",
     "render_console",
     "render_failure",
     "scores_cell",
@@ -38,7 +46,8 @@ class ConsoleReporter:
     ``keep``: at most this many results are kept, those that did not pass first (``harness
     eval-traces``: the summary counts the rest); None keeps all. ``max_rows``: with more
     results than that, the table lists only those that did not pass. ``quiet`` (``-q``):
-    only the summary line.
+    only the summary line. ``verbose`` (``-v``): a provider failure's or a cassette miss's
+    traceback too, not only its line.
     """
 
     def __init__(
@@ -48,23 +57,25 @@ class ConsoleReporter:
         max_rows: int | None = None,
         keep: int | None = None,
         quiet: bool = False,
+        verbose: bool = False,
     ) -> None:
         """Print to ``console``."""
         self.console = console
         self.max_rows = max_rows
         self.quiet = quiet
+        self.verbose = verbose
         self._kept: ResultSample[ScenarioView] = ResultSample(0 if quiet else keep)
 
     def add(self, result: ScenarioView) -> None:
         """Keep ``result`` if the sample has room for it."""
-        self._kept.add(result)
+        self._kept.add(_printable_names(result))
 
     def close(self, summary: SuiteView) -> None:
         """Print the whole report (``quiet``: its last line)."""
         if self.quiet:
             _summary_line(self.console, summary)
         else:
-            _render(self.console, summary, self._kept.scenarios, self.max_rows)
+            _render(self.console, summary, self._kept.scenarios, self.max_rows, self.verbose)
         self._kept = ResultSample(self._kept.limit)
 
     def abort(self) -> None:
@@ -88,40 +99,87 @@ def render_console(
     ReportFeed.for_suite([reporter], result, redactor).run(result)
 
 
+WIDE = 100
+"""Terminal columns from which the table has a suite column of its own."""
+
+
 def summary_table(
-    summary: SuiteView, scenarios: tuple[ScenarioView, ...], max_rows: int | None = None
+    summary: SuiteView,
+    scenarios: tuple[ScenarioView, ...],
+    max_rows: int | None = None,
+    *,
+    width: int | None = None,
 ) -> Table:
     """One row per scenario: suite, scenario, status, runs passed, scores, time.
 
     With more than ``max_rows`` scenarios only those that did not pass get a row (a trace file
     of 100,000 traces should not print 100,000 lines); the caption says how many were left out,
     counting those a sampled result did not keep (``summary.omitted``).
+
+    ``width``: the terminal's. Below :data:`WIDE` columns the suite goes into the scenario
+    column (a line above the name) to leave the scores room; a metric name is never cut: it wraps at
+    a space, or at ``_`` / ``.`` when it is wider than its column (``narrow_items``).
     """
     shown = scenarios
     if max_rows is not None and summary.total > max_rows:
         shown = tuple(s for s in shown if s.status != "passed")
+    narrow = width is not None and width < WIDE
     cells = [scores_cell(scenario) for scenario in shown]
+    names = [name for cell in cells for name in _names(cell)]
+    widest = max((cell_len(name) + 1 for name in names), default=6)
+    if narrow and width is not None:
+        # status, runs, time, borders and padding take about 32 columns; the scenario 16
+        widest = max(12, min(widest, width - 48))
     table = Table(title=None, show_lines=False, expand=False)
-    table.add_column("suite", style="cyan", no_wrap=True)
+    if not narrow:
+        table.add_column("suite", style="cyan", no_wrap=True)
     table.add_column("scenario")
     table.add_column("status", no_wrap=True)
     table.add_column("runs", justify="right", no_wrap=True)
-    # never narrower than its longest metric name and value: at 80 columns the scenario names
-    # wrap, a metric name is never cut (rich folds a word wider than its column)
-    table.add_column("scores", min_width=max((_widest_item(cell) for cell in cells), default=6))
+    # narrow: a fixed width, so rich shrinks only the scenario column to fit (its collapse
+    # stops when two wrappable columns are equally wide, then crops every column evenly)
+    table.add_column("scores", width=widest if narrow else None, min_width=widest)
     table.add_column("time", justify="right", no_wrap=True)
     if len(shown) < summary.total:
         table.caption = f"{summary.total - len(shown)} more not shown (passed or over the limit)"
     for scenario, cell in zip(shown, cells, strict=True):
-        table.add_row(
-            escape(scenario.suite),
-            escape(scenario.display_name),
+        name = (
+            Text.assemble((scenario.suite, "cyan"), "\n", scenario.display_name)
+            if narrow
+            else escape(scenario.display_name)
+        )
+        row = [
+            name,
             Text(scenario.status.upper(), style=STATUS_STYLE[scenario.status]),
             f"{scenario.passes}/{scenario.repeat}",
-            Text(cell),
+            Text(narrow_items(cell, widest) if narrow else cell),
             f"{scenario.duration:.2f}s",
-        )
+        ]
+        table.add_row(*([] if narrow else [escape(scenario.suite)]), *row)
     return table
+
+
+def _names(cell: str) -> list[str]:
+    """The metric and check names of a scores cell (the first word of each item)."""
+    return [item.split(" ", 1)[0] for item in cell.split(", ") if item]
+
+
+def narrow_items(cell: str, width: int) -> str:
+    """The cell with every word wider than ``width`` broken after a ``_`` or ``.``.
+
+    The same rule for every name, so ``tool_call_sequence_`` / ``accuracy`` reads the same in
+    every row, and nothing is cut off or folded mid-word by the table.
+    """
+    words = []
+    for word in cell.split(" "):
+        while cell_len(word) > width:
+            cut = max(word.rfind("_", 0, width), word.rfind(".", 0, width))
+            if cut <= 0:
+                break
+            words.append(word[: cut + 1] + "\n")
+            word = word[cut + 1 :]
+        words.append(word)
+    return " ".join(words).replace("\n ", "\n")
 
 
 def scores_cell(scenario: ScenarioView) -> str:
@@ -147,16 +205,13 @@ def scores_cell(scenario: ScenarioView) -> str:
     return ", ".join(items)
 
 
-def _widest_item(cell: str) -> int:
-    """The widest ``name value mark`` item of a scores cell, in terminal cells."""
-    return max((cell_len(item) + 1 for item in cell.split(", ")), default=0)
-
-
-def render_failure(console: Console, scenario: ScenarioView) -> None:
-    """The section for one failed or errored scenario, pytest style."""
+def render_failure(console: Console, scenario: ScenarioView, *, verbose: bool = False) -> None:
+    """The section for one failed or errored scenario, pytest style (``verbose``: every
+    traceback, a provider failure's too)."""
     style = STATUS_STYLE[scenario.status]
     console.rule(Text(f"{scenario.id}", style=style), characters="_")
-    console.print(Text(failure_text(scenario)), highlight=False, soft_wrap=True)
+    text = failure_text(scenario, verbose=verbose)
+    console.print(Text(printable(text)), highlight=False, soft_wrap=True)
 
 
 def _render(
@@ -164,14 +219,15 @@ def _render(
     summary: SuiteView,
     scenarios: tuple[ScenarioView, ...],
     max_rows: int | None,
+    verbose: bool = False,
 ) -> None:
     if scenarios:
-        out.print(summary_table(summary, scenarios, max_rows))
+        out.print(summary_table(summary, scenarios, max_rows, width=out.width))
     failures = [s for s in scenarios if s.status in ("failed", "error")]
     if failures:
         out.rule(Text("FAILURES", style="bold red"), characters="=")
         for scenario in failures:
-            render_failure(out, scenario)
+            render_failure(out, scenario, verbose=verbose)
     unseen = summary.omitted.get("failed", 0) + summary.omitted.get("error", 0)
     if unseen:
         out.print(
@@ -183,15 +239,24 @@ def _render(
             soft_wrap=True,
         )
     notes = [s for s in scenarios if s.status in ("xfailed", "xpassed")]
-    if notes:
+    # runs left paused on an interrupt (a pending approval) that the failures do not show
+    paused = [
+        (s, paused_line(s.shown))
+        for s in scenarios
+        if s.shown is not None and s.status not in ("failed", "error")
+    ]
+    paused = [(scenario, line) for scenario, line in paused if line]
+    if notes or paused:
         out.rule("short test summary info", characters="=")
         for scenario in notes:
             _line(out, f"{scenario.status.upper()} {scenario.id} - {scenario.xfail}", scenario)
+        for scenario, line in paused:
+            _line(out, f"PAUSED {scenario.id} - {line}", scenario)
     for scenario in failures:
         first = scenario.reasons[0] if scenario.reasons else ""
         _line(out, f"{scenario.status.upper()} {scenario.id} - {first}", scenario)
     for warning in summary.warnings:
-        out.print(Text(f"warning: {warning}", style="yellow"), soft_wrap=True)
+        out.print(Text(printable(f"warning: {warning}"), style="yellow"), soft_wrap=True)
     _summary_line(out, summary)
 
 
@@ -200,5 +265,15 @@ def _summary_line(out: Console, summary: SuiteView) -> None:
     out.rule(Text(summary.summary, style=f"bold {style}"), characters="=")
 
 
+def _printable_names(view: ScenarioView) -> ScenarioView:
+    """The view with its suite, name and xfail reason safe for a terminal."""
+    names = (view.suite, view.name, view.xfail or "")
+    if all(printable(text) is text for text in names):
+        return view
+    xfail = printable(view.xfail) if view.xfail is not None else None
+    return replace(view, suite=printable(view.suite), name=printable(view.name), xfail=xfail)
+
+
 def _line(out: Console, text: str, scenario: ScenarioView) -> None:
-    out.print(Text(text, style=STATUS_STYLE[scenario.status]), highlight=False, soft_wrap=True)
+    style = STATUS_STYLE[scenario.status]
+    out.print(Text(printable(text), style=style), highlight=False, soft_wrap=True)

@@ -65,8 +65,12 @@ _OUTPUT_LIMIT = 20_000
 _SUBLINE_LIMIT = 240
 """Longest the reason under a card's name is shown."""
 
-# Characters HTML cannot carry (controls, lone surrogates): shown as U+FFFD, never written raw.
-_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+# Characters HTML cannot carry (controls, lone surrogates) and bidi embeddings, overrides and
+# isolates (U+202A-U+202E, U+2066-U+2069: an RLO in one name would reverse the text after it on
+# the page): shown as U+FFFD, never written raw.
+_UNSAFE_CHARS = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 _VERDICT_LABEL = {
     "ok": "match",
@@ -430,6 +434,10 @@ def _facts(scenario: ScenarioView, run: RunView | None) -> str:
         items.append(("runs", _e(rate)))
     if run is not None and run.input_text is not None:
         items.append(("input", _e(shorten(run.input_text, _VALUE_LIMIT))))
+    if run is not None and run.turns:
+        items.append(("turns", _e(_turns_text(run))))
+    if run is not None and run.paused_text is not None:
+        items.append(("paused", _e(shorten(run.paused_text, _VALUE_LIMIT))))
     if scenario.trace_url:
         url = _e(scenario.trace_url)
         # only a web link is clickable: a template could be anything (javascript: included)
@@ -437,6 +445,12 @@ def _facts(scenario: ScenarioView, run: RunView | None) -> str:
         items.append(("trace", f'<a href="{url}" rel="noopener">{url}</a>' if web else url))
     rows = "".join(f"<dt>{_e(key)}</dt><dd>{value}</dd>" for key, value in items)
     return f'<dl class="facts">{rows}</dl>'
+
+
+def _turns_text(run: RunView) -> str:
+    """``3: 1 paused, 2 finished, 3 finished`` — how each turn of a conversation ended."""
+    ends = [f"{t.index + 1} {'paused' if t.paused else 'finished'}" for t in run.turns]
+    return f"{len(run.turns)}: {', '.join(ends)}"
 
 
 def _run_strip(scenario: ScenarioView, shown: RunView | None) -> str:
@@ -530,21 +544,28 @@ def _error_box(error: ErrorView, opened: bool) -> str:
 
 
 def _match_table(run: RunView) -> str:
-    """Expected call ↔ actual call (or "missing"), argument diffs, unexpected calls."""
+    """Expected call ↔ actual call (or "missing"), argument diffs, unexpected calls.
+
+    With calls from several agents (a supervisor and its workers) an agent column says which
+    agent made each call.
+    """
+    agents = run.several_agents
     out = []
     for row in run.rows:
-        out.append(_match_row(run, row))
+        out.append(_match_row(run, row, run.row_agent(row) if agents else None))
         if row.diffs:
-            out.append(_diff_row(row.diffs))
+            out.append(_diff_row(row.diffs, 4 if agents else 3))
+    agent_head = "<th>agent</th>" if agents else ""
     return (
         '<h3>calls</h3><table class="match"><thead><tr><th class="idx">#</th>'
-        "<th>expected</th><th>actual</th><th>verdict</th></tr></thead>"
+        f"<th>expected</th><th>actual</th>{agent_head}<th>verdict</th></tr></thead>"
         f"<tbody>{''.join(out)}</tbody></table>"
     )
 
 
-def _match_row(run: RunView, row: MatchRow) -> str:
-    """One table row: index, expected call, actual call (with result/error), verdict."""
+def _match_row(run: RunView, row: MatchRow, agent: str | None = None) -> str:
+    """One table row: index, expected call, actual call (with result/error), the agent (when
+    the table has that column), verdict."""
     bad = {diff.top for diff in row.diffs}
     idx = str(row.expected_index + 1) if row.expected_index is not None else "–"
     left = (
@@ -563,14 +584,15 @@ def _match_row(run: RunView, row: MatchRow) -> str:
         verdict_html = '<span class="verdict v-warn">match, but see arguments</span>'
     else:
         verdict_html = f'<span class="verdict v-{verdict}">{_VERDICT_LABEL[verdict]}</span>'
+    agent_cell = f'<td class="agent">{_e(agent)}</td>' if agent is not None else ""
     return (
         f'<tr class="r-{verdict}"><td class="idx">{idx}</td><td>{left}</td>'
-        f"<td>{right}</td><td>{verdict_html}{tags}</td></tr>"
+        f"<td>{right}</td>{agent_cell}<td>{verdict_html}{tags}</td></tr>"
     )
 
 
-def _diff_row(diffs: Sequence[DiffView]) -> str:
-    """The argument diffs under a row: path, expected, actual, why."""
+def _diff_row(diffs: Sequence[DiffView], span: int = 3) -> str:
+    """The argument diffs under a row (``span`` columns wide): path, expected, actual, why."""
     rows = "".join(
         f'<tr><td class="path">{_e(diff.path or "/")}</td>'
         f'<td class="exp">{_e(shorten(diff.expected, _VALUE_LIMIT))}</td>'
@@ -581,7 +603,7 @@ def _diff_row(diffs: Sequence[DiffView]) -> str:
         for diff in diffs
     )
     return (
-        '<tr class="diffs"><td></td><td colspan="3"><table class="diff">'
+        f'<tr class="diffs"><td></td><td colspan="{span}"><table class="diff">'
         "<thead><tr><th>argument</th><th>expected</th><th>actual</th><th>why</th></tr>"
         f"</thead><tbody>{rows}</tbody></table></td></tr>"
     )

@@ -20,6 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from harness.redaction import Redactor, Scrubber, StreamScrubber
 from harness.report.base import ReportFeed, ScrubPolicy
 from harness.report.files import atomic_output
@@ -48,6 +50,7 @@ SCHEMA_VERSION = 1
 """Version of the JSON layout; bumped on a breaking change."""
 
 _INDENT = "\n    "
+_INDENT_UTF8 = _INDENT.encode()
 _COPY_CHUNK = 256 * 1024
 
 
@@ -98,12 +101,13 @@ def scenario_data(view: ScenarioView) -> dict[str, Any]:
 
 def _run_data(run: RunView) -> dict[str, Any]:
     error = run.error
-    return {
+    data: dict[str, Any] = {
         "index": run.index,
         "passed": run.passed,
         "trace_id": run.trace_id,
         "duration": run.duration,
         "output": run.output,
+        "paused": list(run.paused),
         "tool_calls": [_call_data(call) for call in run.calls],
         "expected_tool_calls": [
             {"name": exp.name, "args": {arg.key: arg.value for arg in exp.args}}
@@ -142,10 +146,14 @@ def _run_data(run: RunView) -> dict[str, Any]:
             else None
         ),
     }
+    if run.turns:
+        # 1-based, as the per-turn scores are named (turn1.tool_call_accuracy)
+        data["turns"] = [{"turn": t.index + 1, "paused": list(t.paused)} for t in run.turns]
+    return data
 
 
 def _call_data(call: CallView) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "name": call.name,
         "args": {arg.key: arg.value for arg in call.args},
         "id": call.id,
@@ -156,10 +164,37 @@ def _call_data(call: CallView) -> dict[str, Any]:
         "turn": call.turn,
         "duration_ns": call.duration_ns,
     }
+    if not call.args_captured:
+        data["args_captured"] = False  # recorded without content: `args` is empty for that
+    return data
 
 
 def _dumps(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, default=repr)
+    return _dumps_utf8(data).decode("utf-8")
+
+
+# orjson's C encoder lays out exactly as ``json.dumps(indent=2)``; values it has no native form
+# for (dataclasses, datetimes) go to ``repr`` as with the standard encoder.
+_ORJSON_OPTIONS = (
+    orjson.OPT_INDENT_2
+    | orjson.OPT_NON_STR_KEYS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
+
+
+def _dumps_utf8(data: Any) -> bytes:
+    """:func:`_dumps` as UTF-8, by orjson (a scenario per call: this is the report's hot path).
+
+    What orjson refuses (a lone surrogate, an integer past 64 bits) takes the standard encoder,
+    its surrogates as JSON escapes. orjson writes NaN as null where the standard encoder writes
+    the non-JSON ``NaN``.
+    """
+    try:
+        return orjson.dumps(data, default=repr, option=_ORJSON_OPTIONS)
+    except orjson.JSONEncodeError:
+        text = json.dumps(data, indent=2, ensure_ascii=False, default=repr)
+        return text.encode("utf-8", "backslashreplace")
 
 
 # --- results in, for callers that hold results ----------------------------------------------
@@ -231,9 +266,8 @@ class JsonReporter:
 
     def add(self, result: ScenarioView) -> None:
         """Append one scenario (nothing of it is kept)."""
-        text = _dumps(scenario_data(result))
-        chunk = ("," if self.count else "") + _INDENT + text.replace("\n", _INDENT)
-        self._body.write(chunk.encode("utf-8"))
+        body = _dumps_utf8(scenario_data(result)).replace(b"\n", _INDENT_UTF8)
+        self._body.write((b"," if self.count else b"") + _INDENT_UTF8 + body)
         self.count += 1
         self.counts[result.status] += 1
 
@@ -248,7 +282,7 @@ class JsonReporter:
         before, _, _ = _dumps({**head, "scenarios": []}).rpartition('"scenarios": []')
         try:
             with atomic_output(self.path) as out:
-                out.write((before + '"scenarios": [').encode("utf-8"))
+                out.write((before + '"scenarios": [').encode("utf-8", "backslashreplace"))
                 self._body.seek(0)
                 shutil.copyfileobj(self._body, out, _COPY_CHUNK)
                 out.write(b"\n  ]\n}\n" if self.count else b"]\n}\n")

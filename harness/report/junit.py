@@ -27,7 +27,7 @@ from xml.sax.saxutils import quoteattr
 from harness.redaction import Redactor, Scrubber, StreamScrubber
 from harness.report.base import ReportFeed, ScrubPolicy
 from harness.report.files import atomic_output
-from harness.report.text import failure_text, match_table
+from harness.report.text import failure_text, match_table, paused_line
 from harness.report.view import ScenarioView, SuiteView, scenario_view
 from harness.result import ScenarioResult, SuiteResult
 
@@ -250,6 +250,8 @@ def _testcase(scenario: ScenarioView) -> ET.Element:
         skipped.text = message
     run = scenario.shown
     table = match_table(run) if run is not None else ""
-    if table:
-        ET.SubElement(case, "system-out").text = _clean(table)
+    # a run left paused says on what, whatever its status (a pending approval is news)
+    output = "\n".join(part for part in (table, paused_line(run) if run else "") if part)
+    if output:
+        ET.SubElement(case, "system-out").text = _clean(output)
     return case

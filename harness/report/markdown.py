@@ -54,10 +54,16 @@ class MarkdownSummary:
         """Detail at most ``limit`` failures."""
         self.limit = limit
         self.failures: list[ScenarioView] = []
+        self.expected: list[ScenarioView] = []
+        """xfailed and xpassed, listed apart (bounded like the failures)."""
         self.more = 0
 
     def add(self, view: ScenarioView) -> None:
-        """Keep ``view`` if it failed or errored and there is room."""
+        """Keep ``view`` if it did not pass and there is room."""
+        if view.status in ("xfailed", "xpassed"):
+            if len(self.expected) < self.limit:
+                self.expected.append(view)
+            return
         if view.status not in ("failed", "error"):
             return
         if len(self.failures) < self.limit:
@@ -67,7 +73,9 @@ class MarkdownSummary:
 
     def render(self, summary: SuiteView, title: str = "toolcall-harness") -> str:
         """The whole Markdown document."""
-        return render_markdown(summary, self.failures, more=self.more, title=title)
+        return render_markdown(
+            summary, self.failures, more=self.more, title=title, expected=self.expected
+        )
 
 
 def render_markdown(
@@ -76,8 +84,10 @@ def render_markdown(
     *,
     more: int = 0,
     title: str = "toolcall-harness",
+    expected: list[ScenarioView] | None = None,
 ) -> str:
-    """Counts, the failures table, one collapsible match table per failure."""
+    """Counts, the failures table, one collapsible match table per failure, then the xfail
+    outcomes (``expected``) in one collapsed table."""
     icon = "✅" if summary.ok and not summary.interrupted else "❌"
     lines = [f"## {icon} {html.escape(title)}: {html.escape(summary.summary)}", ""]
     statuses = [s for s in STATUSES if summary.counts.get(s)]
@@ -97,6 +107,8 @@ def render_markdown(
             lines += [f"…and {more} more failed or errored, not detailed here.", ""]
         for view in failures:
             lines += _details(view)
+    if expected:
+        lines += _expected_table(expected)
     for warning in summary.warnings:
         lines.append(f"> ⚠️ {_cell(warning, 400)}")
     if summary.warnings:
@@ -119,6 +131,27 @@ def _failure_table(failures: list[ScenarioView]) -> list[str]:
             row += f" {_link(view.trace_url)} |"
         rows.append(row)
     return [*rows, ""]
+
+
+def _expected_table(views: list[ScenarioView]) -> list[str]:
+    """xfailed / xpassed scenarios: they do not fail the run, so they stay folded."""
+    counts = {
+        status: sum(1 for v in views if v.status == status) for status in ("xfailed", "xpassed")
+    }
+    label = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+    lines = [
+        "<details>",
+        f"<summary>{label}: expected to fail, not counted as failures</summary>",
+        "",
+        "| status | scenario | where | why it is expected to fail |",
+        "|---|---|---|---|",
+    ]
+    for view in views:
+        lines.append(
+            f"| {view.status.upper()} | {_code(view.id)} | {_code(view.location)} | "
+            f"{_cell(view.xfail or '', _REASON)} |"
+        )
+    return [*lines, "", "</details>", ""]
 
 
 def _link(url: str | None) -> str:

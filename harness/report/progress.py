@@ -26,6 +26,7 @@ from rich.progress import (
 from rich.text import Text
 
 from harness.redaction import Redactor, Scrubber
+from harness.report.view import printable  # controls and bidi overrides shown escaped
 from harness.result import ScenarioResult
 
 __all__ = ["RunProgress"]
@@ -102,28 +103,38 @@ class RunProgress:
             return
         if self.bar is None:
             self.console.print(
-                f"[{self.done}/{self.total}] {status.upper():8} {result.id} "
+                f"[{self.done}/{self.total}] {status.upper():8} {printable(result.id)} "
                 f"({result.duration:.2f}s)",
                 markup=False,
                 highlight=False,
             )
             return
         if status in ("failed", "error"):
-            # printed through the bar's console: it goes above the bar, which redraws below
-            self.bar.console.print(self._failure_line(result), soft_wrap=True)
+            # printed through the bar's console: it goes above the bar, which redraws below;
+            # one line each (the report after the run has the whole story)
+            line = self._failure_line(result)
+            line.truncate(self.console.width, overflow="ellipsis")
+            self.bar.console.print(line, no_wrap=True, overflow="ellipsis")
+            if self.trace_url:
+                self._trace_line(result)
         self.bar.update(self.task, advance=1, counts=self._counts())
 
     def _failure_line(self, result: ScenarioResult) -> Text:
         scrub = Scrubber.for_runs(self.redactor, result.runs)
         first = scrub.text(result.reasons[0]) if result.reasons else ""
         line = Text(f"{result.status.upper()} ", style=_STYLE[result.status])
-        line.append(result.id, style="bold")
-        line.append(f" ({result.location})", style="dim")
+        line.append(printable(result.id), style="bold")
         if first:
-            line.append(f" - {first}")
-        run = result.first_failing_run()
-        if self.trace_url and run is not None and run.trace_id:
-            from harness.report.links import trace_link
-
-            line.append(f"\n  trace: {trace_link(self.trace_url, run.trace_id)}", style="dim")
+            line.append(f" - {printable(first)}")
+        # last: on one terminal line the reason matters more than the place (the report has it)
+        line.append(f" ({result.location})", style="dim")
         return line
+
+    def _trace_line(self, result: ScenarioResult) -> None:
+        run = result.first_failing_run()
+        if self.bar is None or self.trace_url is None or run is None or not run.trace_id:
+            return
+        from harness.report.links import trace_link
+
+        url = trace_link(self.trace_url, run.trace_id)
+        self.bar.console.print(Text(f"  trace: {url}", style="dim"), soft_wrap=True)

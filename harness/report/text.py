@@ -26,6 +26,7 @@ __all__ = [
     "expectation_text",
     "failure_text",
     "match_table",
+    "paused_line",
     "scores_line",
     "shorten",
 ]
@@ -71,18 +72,23 @@ def match_table(run: RunView) -> str:
     rows = run.rows
     if not rows:
         return ""
+    # calls from several agents (a supervisor and its workers): say which agent made each one
+    agents = run.several_agents
     cells = [
         (
             str(row.expected_index + 1) if row.expected_index is not None else "-",
             shorten(_expected_cell(run, row), _CELL),
             shorten(_actual_cell(run, row), _CELL),
+            *((shorten(run.row_agent(row), _CELL),) if agents else ()),
             _VERDICT_TEXT[row.verdict],
         )
         for row in rows
     ]
-    header = ("#", "expected", "actual", "verdict")
+    header = ("#", "expected", "actual", *(("agent",) if agents else ()), "verdict")
     # terminal cells, not characters: a CJK character or an emoji takes two (rich's measure)
-    widths = [max(cell_len(header[c]), *(cell_len(cell[c]) for cell in cells)) for c in range(4)]
+    widths = [
+        max(cell_len(header[c]), *(cell_len(cell[c]) for cell in cells)) for c in range(len(header))
+    ]
     lines = [_line(header, widths), _line(tuple("-" * w for w in widths), widths)]
     indent = " " * (widths[0] + 2)
     for row, cell in zip(rows, cells, strict=True):
@@ -124,8 +130,13 @@ def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
     return "  ".join(padded).rstrip()
 
 
-def failure_text(scenario: ScenarioView, *, traceback: bool = True) -> str:
-    """Everything a reader needs about a scenario that did not pass, as plain text."""
+def failure_text(scenario: ScenarioView, *, traceback: bool = True, verbose: bool = False) -> str:
+    """Everything a reader needs about a scenario that did not pass, as plain text.
+
+    ``traceback``: show the error's traceback. An error whose message says it all (a provider
+    failure, a cassette miss: ``ErrorView.brief``) is its one reason line; its traceback is
+    shown only when ``verbose`` too (``harness run -v``); the JSON report always keeps it.
+    """
     parts = [f"{scenario.id} ({scenario.location}): {scenario.status}"]
     if scenario.source:
         parts.append(f"trace {scenario.trace_id} from {scenario.source}")
@@ -143,9 +154,20 @@ def failure_text(scenario: ScenarioView, *, traceback: bool = True) -> str:
             parts.append(_indent(table))
         if run.output is not None and run.error is None:
             parts.append(f"final answer: {shorten(repr(run.output), 300)}")
-        if traceback and run.error is not None and run.error.traceback:
-            parts.append(_indent(run.error.traceback.rstrip()))
+        paused = paused_line(run)
+        if paused:
+            parts.append(paused)
+        error = run.error
+        if traceback and error is not None and error.traceback and (verbose or not error.brief):
+            parts.append(_indent(error.traceback.rstrip()))
     return "\n".join(parts)
+
+
+def paused_line(run: RunView) -> str:
+    """``paused: <payload>`` when the run ended paused on an interrupt, else ``""``."""
+    if run.paused_text is None:
+        return ""
+    return f"paused: {shorten(run.paused_text, 300)}"
 
 
 def _indent(text: str, prefix: str = "    ") -> str:

@@ -14,6 +14,8 @@ The shape, top down (every class is a frozen dataclass; tuples, never lists)::
       │                  status, xfail, reasons (scrubbed), repeat, passes, timing, trace
       └─ runs: RunView   one run; ``shown`` is the run a report details (first not passed)
            ├─ input_text, output, output_text  what the agent got, what it answered
+           ├─ paused, paused_text, turns: TurnView  the interrupt it ended paused on; per
+           │                   turn of a conversation, where that turn left the graph
            ├─ calls: CallView          recorded calls: args as ArgView, status, error, result
            ├─ expected: ExpectationView  expected calls: args as ArgView (matchers described)
            ├─ scores: ScoreView        name, value, threshold, passed, reason, codes, details
@@ -26,7 +28,13 @@ The shape, top down (every class is a frozen dataclass; tuples, never lists)::
 Values come in two forms: ``value`` (JSON-ready: what the JSON report writes; redacted keys
 hold the mask, secret values are scrubbed out of every string) and ``text`` (how a table shows
 it: ``repr`` for literals, the ``$`` description for matchers, ``<absent>`` for a missing
-argument), scrubbed too.
+argument), scrubbed too. Any value renders, each in one walk (:meth:`Scrubber.value
+<harness.redaction.Scrubber.value>`): a cycle shows ``<cycle>``, nesting past 32 levels ``<too
+deep>``, an object whose ``repr`` raises or an int past 4,300 digits ``<unrepresentable: ...>``,
+and a value is cut to :data:`~harness.redaction.VIEW_LIMITS` (1,000
+entries per container, 100,000 characters in all), free texts to :data:`TEXT_LIMIT`. A result
+whose view cannot be built at all still gets one, saying so: one bad value costs only its own
+scenario's detail (docs/architecture.md, "Reporter").
 
 The match rows are built from what the metrics recorded (docs/metrics.md, "Matching"): the
 full matches are the pairs of the largest pairing some metric recorded over the whole run
@@ -42,14 +50,15 @@ recorded for that pair (``source`` = the metric), one per (path, code).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from harness.expectation import Expectation
 from harness.matching import best_assignment, max_matching
 from harness.metrics.base import Details, Score
-from harness.redaction import Redactor, Scrubber, jsonable
+from harness.redaction import Redactor, Scrubber, safe_repr
 from harness.result import (
     CheckResult,
     ErrorInfo,
@@ -58,6 +67,8 @@ from harness.result import (
     Status,
     SuiteResult,
 )
+from harness.sample import Sample
+from harness.scoring import CONTENT_NOT_CAPTURED, content_gaps
 from harness.values import ABSENT, ArgCheck, ArgDiff, Matcher
 from tracing.records import ToolCall
 
@@ -74,14 +85,40 @@ __all__ = [
     "ScenarioView",
     "ScoreView",
     "SuiteView",
+    "TurnView",
     "call_view",
     "display",
     "expectation_view",
+    "printable",
     "run_view",
     "scenario_view",
     "scrubber_for",
     "suite_view",
 ]
+
+# Characters a terminal or a page must not get raw: C0/C1 controls but tab and newline (an ESC
+# starts a terminal escape sequence), DEL, the bidi embeddings, overrides and isolates (U+202A-
+# U+202E, U+2066-U+2069: an RLO in one name reverses what follows it on screen), and lone
+# surrogates (not encodable).
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: controls, bidi overrides and lone surrogates shown as
+    their escapes (``\\u202e``), so they are visible and change nothing around them."""
+    if text.isascii() and text.isprintable():
+        return text
+    return _UNPRINTABLE.sub(_escape_char, text)
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+TEXT_LIMIT = 100_000
+"""Longest free text a view keeps (a reason, an error message, a traceback): a reason that
+quotes a 10 MB answer costs every report that much otherwise."""
 
 RowVerdict = Literal["ok", "wrong_args", "missing", "unexpected"]
 """``ok``: the call matches; ``wrong_args``: same tool, some argument wrong; ``missing``: no call
@@ -124,6 +161,11 @@ class CallView:
     node: str | None = None
     turn: int = 0
     duration_ns: int | None = None
+    args_captured: bool = True
+    """False when the trace was recorded without content: ``args`` is empty for that reason,
+    not because the model sent none (``harness eval-traces``)."""
+    agent: str | None = None
+    """The path of graphs the call ran in (``supervisor/research_agent``), None if unknown."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +175,10 @@ class ExpectationView:
     index: int
     name: str
     args: tuple[ArgView, ...]
+    agent: str | None = None
+    """The agent the expectation is scoped to (a path, its last segments or a glob)."""
+    node: str | None = None
+    """The node the expectation is scoped to (a name or a glob)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +256,8 @@ class ErrorView:
     message: str
     traceback: str
     phase: str
+    brief: bool = False
+    """The message says it all (``ErrorInfo.brief``): the traceback is shown only on request."""
 
     def summary(self) -> str:
         """``Type: message`` in one line."""
@@ -240,6 +288,38 @@ class RunView:
     """One line per failing score or check, or the error (``RunResult.reasons``), scrubbed."""
     input_text: str | None = None
     """The input the agent got, as prose (a string as it is), None when there is none."""
+    paused: tuple[Any, ...] = ()
+    """The interrupt payloads the run ended paused on (``RunResult.paused``), JSON-ready,
+    masked and scrubbed; empty when it finished."""
+    paused_text: str | None = None
+    """Those payloads as prose (``; `` between several), None when the run finished."""
+    turns: tuple[TurnView, ...] = ()
+    """A conversation's turns (``turns:``), in order; empty for a single-input scenario."""
+
+    @property
+    def several_agents(self) -> bool:
+        """Do the calls come from more than one agent (match tables then name each one's)?"""
+        return len({call.agent for call in self.calls}) > 1
+
+    def row_agent(self, row: MatchRow) -> str:
+        """A row's agent: its call's, else the scope of its expectation, else ``-``."""
+        if row.actual_index is not None:
+            return self.calls[row.actual_index].agent or "-"
+        if row.expected_index is not None:
+            return self.expected[row.expected_index].agent or "-"
+        return "-"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnView:
+    """One turn of a conversation: where it left the graph (paused on what, or finished)."""
+
+    index: int
+    """0-based, as ``Sample.metadata["turns"]`` counts them."""
+    paused: tuple[Any, ...] = ()
+    """The interrupt payloads the turn ended paused on, JSON-ready, masked; empty: finished."""
+    paused_text: str | None = None
+    """Those payloads as prose, None when the turn finished."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,29 +413,56 @@ def suite_view(summary: SuiteResult, scrubber: Scrubber) -> SuiteView:
         ok=summary.ok,
         counts=dict(summary.counts),
         omitted=dict(summary.omitted),
-        warnings=tuple(scrubber.text(warning) for warning in summary.warnings),
+        warnings=tuple(scrubber.text(warning, TEXT_LIMIT) for warning in summary.warnings),
         summary=summary.summary_line(),
         mask=scrubber.redactor.mask,
     )
 
 
 def scenario_view(result: ScenarioResult, scrubber: Scrubber) -> ScenarioView:
-    """The result's view, every run masked and scrubbed with ``scrubber``."""
+    """The result's view, every run masked and scrubbed with ``scrubber``; never raises."""
+    reasons = tuple(scrubber.text(reason, TEXT_LIMIT) for reason in result.reasons)
+    try:
+        runs = tuple(run_view(run, scrubber) for run in result.runs)
+    except Exception as exc:  # a value nothing could render: this scenario only says so
+        why = f"report: the details could not be rendered ({safe_repr(exc, 300)})"
+        runs = tuple(_bare_run_view(run, scrubber, why) for run in result.runs)
+        reasons = (*reasons, why)
     return ScenarioView(
         suite=result.suite,
         name=result.name,
         file=result.file,
         line=result.line,
         status=result.status,
-        runs=tuple(run_view(run, scrubber) for run in result.runs),
+        runs=runs,
         repeat=result.repeat,
         pass_rate=result.pass_rate,
         passes=result.passes,
-        xfail=result.xfail,
-        reasons=tuple(scrubber.text(reason) for reason in result.reasons),
+        xfail=scrubber.text(result.xfail) if result.xfail is not None else None,
+        reasons=reasons,
         duration=result.duration,
         trace_id=result.trace_id,
         source=result.source,
+    )
+
+
+def _bare_run_view(run: RunResult, scrubber: Scrubber, why: str) -> RunView:
+    """A run's verdict without its detail, and why the detail is missing."""
+    return RunView(
+        index=run.index,
+        passed=run.passed,
+        trace_id=run.trace_id,
+        duration=run.duration,
+        recorded=False,
+        output=None,
+        output_text=None,
+        calls=(),
+        expected=(),
+        scores=tuple(_score_view(score, scrubber) for score in run.scores),
+        checks=tuple(_check_view(check, scrubber) for check in run.checks),
+        error=_error_view(run.error, scrubber) if run.error is not None else None,
+        rows=(),
+        reasons=(*(scrubber.text(r, TEXT_LIMIT) for r in run.reasons()), why),
     )
 
 
@@ -364,82 +471,149 @@ def run_view(run: RunResult, scrubber: Scrubber) -> RunView:
     sample = run.sample
     recorded_calls = run.calls
     expectations = sample.expected_tool_calls if sample is not None else []
-    calls = tuple(call_view(i, call, scrubber) for i, call in enumerate(recorded_calls))
+    uncaptured = set(content_gaps(sample)[0])
+    calls = tuple(
+        call_view(i, call, scrubber, args_captured=i not in uncaptured)
+        for i, call in enumerate(recorded_calls)
+    )
     expected = tuple(expectation_view(i, e, scrubber) for i, e in enumerate(expectations))
     output = sample.output if sample is not None else None
     given = sample.input if sample is not None else None
-    rows = _rows(run, expectations, recorded_calls, scrubber) if sample is not None else ()
+    reasons = tuple(scrubber.text(reason, TEXT_LIMIT) for reason in run.reasons())
+    rows: tuple[MatchRow, ...] = ()
+    # a run judged without its content has no table: every row would blame arguments the
+    # trace never recorded (the reasons say so per call; harness/scoring.py)
+    if sample is not None and not _unjudged(run):
+        try:
+            rows = _rows(run, expectations, recorded_calls, scrubber)
+        except Exception as exc:  # a matcher that cannot compare these values (numpy, depth)
+            note = f"report: the match table could not be built ({safe_repr(exc, 300)})"
+            reasons = (*reasons, note)
+    rendered_output = scrubber.value(output)
     return RunView(
         index=run.index,
         passed=run.passed,
         trace_id=run.trace_id,
         duration=run.duration,
         recorded=sample is not None,
-        output=scrubber.value(output),
-        output_text=_prose(output, scrubber) if output is not None else None,
+        output=rendered_output,
+        output_text=_prose(output, rendered_output, scrubber) if output is not None else None,
         calls=calls,
         expected=expected,
         scores=tuple(_score_view(score, scrubber) for score in run.scores),
         checks=tuple(_check_view(check, scrubber) for check in run.checks),
         error=_error_view(run.error, scrubber) if run.error is not None else None,
         rows=rows,
-        reasons=tuple(scrubber.text(reason) for reason in run.reasons()),
-        input_text=_prose(given, scrubber) if given is not None else None,
+        reasons=reasons,
+        input_text=_prose(given, scrubber.value(given), scrubber) if given is not None else None,
+        paused=tuple(scrubber.value(payload) for payload in run.paused),
+        paused_text=_paused_text(run.paused, scrubber),
+        turns=_turn_views(sample, scrubber),
     )
 
 
+def _unjudged(run: RunResult) -> bool:
+    return run.error is not None and run.error.type == CONTENT_NOT_CAPTURED
+
+
+def _paused_text(payloads: Sequence[Any], scrubber: Scrubber) -> str | None:
+    """Interrupt payloads as prose, ``; `` between several; None for none."""
+    if not payloads:
+        return None
+    return "; ".join(_prose(p, scrubber.value(p), scrubber) for p in payloads)
+
+
+def _turn_views(sample: Sample | None, scrubber: Scrubber) -> tuple[TurnView, ...]:
+    """The turns the runner recorded in ``Sample.metadata["turns"]`` (harness/invocation.py)."""
+    turns = sample.metadata.get("turns") if sample is not None else None
+    out = []
+    for position, turn in enumerate(turns if isinstance(turns, list) else ()):
+        if not isinstance(turn, Mapping):
+            continue
+        index = turn.get("turn")
+        paused = turn.get("paused")
+        payloads = tuple(paused) if isinstance(paused, (list, tuple)) else ()
+        out.append(
+            TurnView(
+                index if isinstance(index, int) else position,
+                tuple(scrubber.value(p) for p in payloads),
+                _paused_text(payloads, scrubber),
+            )
+        )
+    return tuple(out)
+
+
 def display(value: Any) -> str:
-    """How a table shows a value: ``<absent>``, a matcher's ``$`` form, else ``repr``."""
+    """How a table shows a value: ``<absent>``, a matcher's ``$`` form, else ``repr`` (never
+    raising, cut to a readable length: :func:`~harness.redaction.safe_repr`)."""
     if value is ABSENT:
         return "<absent>"
     if isinstance(value, Matcher):
         return value.describe()
-    if isinstance(value, (Mapping, list, tuple)):
-        return repr(jsonable(value))  # matchers nested inside show in their `$` form
-    return repr(value)
+    return safe_repr(value)  # containers: matchers nested inside show in their `$` form
+
+
+def _text_form(value: Any, rendered: Any, scrubber: Scrubber) -> str:
+    """The ``text`` of a value from its rendered (masked, scrubbed, cut) form."""
+    if value is ABSENT or isinstance(value, Matcher):
+        return scrubber.text(display(value), TEXT_LIMIT)
+    if isinstance(rendered, str) and not isinstance(value, str):
+        return rendered  # a placeholder or an object's own text: shown as it is
+    return scrubber.text(safe_repr(rendered, TEXT_LIMIT))
 
 
 def _args(args: Mapping[str, Any], scrubber: Scrubber) -> tuple[ArgView, ...]:
     redactor = scrubber.redactor
     out = []
     for key, value in args.items():
-        name = str(key)
+        name = key if isinstance(key, str) else safe_repr(key)
         if redactor.matches(name):
             out.append(ArgView(name, redactor.mask, repr(redactor.mask), True))
             continue
-        redacted = redactor.redact(value)
-        out.append(ArgView(name, scrubber.value(redacted), scrubber.text(display(redacted)), False))
+        rendered = scrubber.value(value)
+        out.append(ArgView(name, rendered, _text_form(value, rendered, scrubber), False))
     return tuple(out)
 
 
-def _prose(value: Any, scrubber: Scrubber) -> str:
-    """A string as it is (JSON text masked inside), anything else in its ``text`` form."""
-    if isinstance(value, str):
-        return scrubber.text(scrubber.redactor.redact_text(value))
-    return scrubber.text(display(scrubber.redactor.redact(value)))
+def _prose(value: Any, rendered: Any, scrubber: Scrubber) -> str:
+    """A string as it is (masked inside, cut), anything else in its ``text`` form."""
+    if isinstance(value, str) and isinstance(rendered, str):
+        return rendered
+    return _text_form(value, rendered, scrubber)
 
 
-def call_view(index: int, call: ToolCall, scrubber: Scrubber) -> CallView:
-    """Call ``index`` of a run, masked and scrubbed."""
+def call_view(
+    index: int, call: ToolCall, scrubber: Scrubber, *, args_captured: bool = True
+) -> CallView:
+    """Call ``index`` of a run, masked and scrubbed (``args_captured``: see CallView)."""
     result = call.result
+    rendered = scrubber.value(result)
     return CallView(
         index=index,
         name=call.name,
         args=_args(call.args, scrubber),
         status=call.status,
-        error=scrubber.text(call.error) if call.error is not None else None,
-        result=scrubber.value(result),
-        result_text=_prose(result, scrubber) if result is not None else None,
+        error=scrubber.text(call.error, TEXT_LIMIT) if call.error is not None else None,
+        result=rendered,
+        result_text=_prose(result, rendered, scrubber) if result is not None else None,
         id=call.id,
         node=call.node,
         turn=call.turn,
         duration_ns=call.duration_ns,
+        args_captured=args_captured,
+        agent=call.agent,
     )
 
 
 def expectation_view(index: int, expectation: Expectation, scrubber: Scrubber) -> ExpectationView:
     """Expected call ``index`` of a sample, masked and scrubbed."""
-    return ExpectationView(index, expectation.name, _args(expectation.args, scrubber))
+    return ExpectationView(
+        index,
+        expectation.name,
+        _args(expectation.args, scrubber),
+        expectation.agent,
+        expectation.node,
+    )
 
 
 def _score_view(score: Score, scrubber: Scrubber) -> ScoreView:
@@ -448,19 +622,24 @@ def _score_view(score: Score, scrubber: Scrubber) -> ScoreView:
         value=score.value,
         threshold=score.threshold,
         passed=score.passed,
-        reason=scrubber.text(score.reason),
+        reason=scrubber.text(score.reason, TEXT_LIMIT),
         codes=tuple(score.codes),
         details=scrubber.value(score.details.to_dict()),
     )
 
 
 def _check_view(check: CheckResult, scrubber: Scrubber) -> CheckView:
-    return CheckView(check.name, check.passed, check.code, scrubber.text(check.reason), check.calls)
+    reason = scrubber.text(check.reason, TEXT_LIMIT)
+    return CheckView(check.name, check.passed, check.code, reason, check.calls)
 
 
 def _error_view(error: ErrorInfo, scrubber: Scrubber) -> ErrorView:
-    text = scrubber.text
-    return ErrorView(text(error.type), text(error.message), text(error.traceback), error.phase)
+    def text(value: str) -> str:
+        return scrubber.text(value, TEXT_LIMIT)
+
+    return ErrorView(
+        text(error.type), text(error.message), text(error.traceback), error.phase, error.brief
+    )
 
 
 # --- the match rows -----------------------------------------------------------------------
@@ -470,6 +649,9 @@ def _rows(
     run: RunResult, expected: Sequence[Expectation], calls: Sequence[ToolCall], scrubber: Scrubber
 ) -> tuple[MatchRow, ...]:
     """Every expected call with its partner (or none), then every call nobody claimed."""
+    # A score named `<scope>.<metric>` (a turn's, an agent's: harness.scoring.scoped_score)
+    # indexes its own slice of the run: its pairs are not this table's.
+    run = replace(run, scores=tuple(score for score in run.scores if "." not in score.name))
     pairs = _Pairs(run, expected, calls)
     full = pairs.full()
     near = pairs.near(full)
@@ -491,7 +673,7 @@ def _rows(
             continue
         note = None
         if call.status == "error" and call.error:
-            note = scrubber.text(f"error: {call.error}")
+            note = scrubber.text(f"error: {call.error}", TEXT_LIMIT)
         rows.append(MatchRow("unexpected", None, index, (), note, tags.get(index, ())))
     return tuple(rows)
 
@@ -645,12 +827,12 @@ def _diff_view(diff: ArgDiff, source: str, scrubber: Scrubber) -> DiffView:
     actual = redactor.redact(diff.actual)
     # a value that held a secret key: the message may quote it, so only the code is shown
     changed = expected is not diff.expected or actual is not diff.actual
-    reason = f"{diff.code} (value masked)" if changed else scrubber.text(diff.message)
+    reason = f"{diff.code} (value masked)" if changed else scrubber.text(diff.message, TEXT_LIMIT)
     return DiffView(
         diff.path,
         diff.code,
-        scrubber.text(display(expected)),
-        scrubber.text(display(actual)),
+        _text_form(expected, scrubber.value(expected), scrubber),
+        _text_form(actual, scrubber.value(actual), scrubber),
         reason,
         changed,
         source,

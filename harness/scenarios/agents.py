@@ -70,9 +70,7 @@ async def open_agent(
     async-generator factories run on the event loop, where their sessions belong.
     """
     if inspect.isasyncgenfunction(factory):
-        return await stack.enter_async_context(
-            contextlib.asynccontextmanager(factory)(model=model)
-        )
+        return await stack.enter_async_context(contextlib.asynccontextmanager(factory)(model=model))
     if inspect.iscoroutinefunction(factory):
         built = await factory(model=model)
     else:
@@ -131,7 +129,9 @@ class AgentSession:
         async with contextlib.AsyncExitStack() as stack:
             try:
                 agent = await open_agent(self.factory, self.model, stack, self.call_sync)
-            except Exception as exc:
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # SystemExit from a factory is that scenario's error
                 if not ready.done():
                     ready.set_exception(exc)
                 return

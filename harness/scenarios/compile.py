@@ -26,6 +26,7 @@ from harness.scenarios.issues import (
 from harness.scenarios.metric_specs import merge_metrics, metric_registry, parse_metrics
 from harness.scenarios.model import (
     DEFAULT_TIMEOUT,
+    AgentBlock,
     AgentRef,
     ExpectedCallSpec,
     Scenario,
@@ -161,7 +162,12 @@ class FileLoader:
                 loc,
                 "no agent: set 'agent: module:callable' at the top of the file or on the scenario",
             )
-        metrics = self._metrics(spec, loc, default_metrics, own_metrics, bool(expected_specs))
+        metrics = self._metrics(spec, loc, default_metrics, own_metrics, spec.expect.tool_calls)
+        blocks, block_specs = self._agent_blocks(
+            spec, loc, metrics, bool(default_metrics or own_metrics)
+        )
+        if blocks and spec.expect.tool_calls is None:
+            metrics = []  # only `agents:` blocks expect calls: the metrics score per agent
         model = self._model(spec, suite, loc)
         if len(self.out.issues) > before or agent is None or run_input is None:
             return None
@@ -176,7 +182,7 @@ class FileLoader:
             input=run_input,
             input_text=text,
             expected=tuple(expected),
-            expected_specs=tuple(expected_specs),
+            expected_specs=(*expected_specs, *block_specs),
             order=spec.expect.order,
             forbid=tuple(dict.fromkeys([*defaults.forbid, *spec.expect.forbid])),
             no_errors=bool(
@@ -184,11 +190,7 @@ class FileLoader:
             ),
             no_errors_retries=not isinstance(spec.expect.no_errors, NoErrorsSpec)
             or spec.expect.no_errors.retries,
-            agent_forbid=tuple(
-                (agent, tuple(block.forbid))
-                for agent, block in (spec.expect.agents or {}).items()
-                if block.forbid
-            ),
+            agent_blocks=tuple(blocks),
             has_output="output" in spec.expect.model_fields_set,
             output=output,
             metrics=tuple(metrics),
@@ -203,6 +205,9 @@ class FileLoader:
             has_context="context" in spec.model_fields_set
             or "context" in defaults.model_fields_set,
             turns=tuple(turns),
+            cassettes=str(self.path.resolve().parent / suite.cassettes)
+            if suite is not None and suite.cassettes
+            else None,
             tags=tuple(dict.fromkeys([*((suite.tags or []) if suite else []), *(spec.tags or [])])),
         )
 
@@ -258,10 +263,14 @@ class FileLoader:
         own_metrics = parse_metrics(spec.metrics, (*loc, "metrics"), self.out)
         has_expect = "expect" in spec.model_fields_set or spec.metrics is not None
         metrics = (
-            self._metrics(spec, loc, default_metrics, own_metrics, bool(expected_specs))
+            self._metrics(spec, loc, default_metrics, own_metrics, spec.expect.tool_calls)
             if has_expect
             else []
         )
+        named = bool(default_metrics or own_metrics)
+        blocks, block_specs = self._agent_blocks(spec, loc, metrics, named)
+        if blocks and spec.expect.tool_calls is None:
+            metrics = []
         return Turn(
             index=index,
             input=run_input,
@@ -270,7 +279,7 @@ class FileLoader:
             resume=spec.resume,
             has_expect=has_expect,
             expected=tuple(expected),
-            expected_specs=tuple(expected_specs),
+            expected_specs=(*expected_specs, *block_specs),
             order=spec.expect.order,
             forbid=tuple(spec.expect.forbid),
             no_errors=bool(spec.expect.no_errors),
@@ -279,26 +288,50 @@ class FileLoader:
             metrics=tuple(metrics),
             line=self.out.line_of(loc),
             path=render_path(loc),
+            agent_blocks=tuple(blocks),
         )
 
     def _expectations(
         self, expect: ExpectSpec, loc: PathKey
     ) -> tuple[list[Expectation], list[ExpectedCallSpec]]:
+        """The scenario-level (or turn-level) expected calls, scored on every call."""
+        return self._calls(expect.tool_calls or (), (*loc, "expect", "tool_calls"), None)
+
+    def _agent_blocks(
+        self,
+        spec: ScenarioSpec | TurnSpec,
+        loc: PathKey,
+        metrics: Sequence[Metric],
+        named: bool,
+    ) -> tuple[list[AgentBlock], list[ExpectedCallSpec]]:
+        """``expect: {agents: ...}``: per agent, its expectations, forbid and metrics.
+
+        A block that lists ``tool_calls`` is scored with the scenario's metrics when any are
+        named (defaults or the scenario's own), else with the default the calls imply; a block
+        with only ``forbid`` scores no metric (docs/metrics.md, "Scope").
+        """
+        blocks: list[AgentBlock] = []
+        specs: list[ExpectedCallSpec] = []
+        for agent, block in (spec.expect.agents or {}).items():
+            where: PathKey = (*loc, "expect", "agents", agent, "tool_calls")
+            expected, block_specs = self._calls(block.tool_calls or (), where, agent)
+            specs.extend(block_specs)
+            scored: Sequence[Metric] = ()
+            if block.tool_calls is not None:
+                scored = metrics if named else self._metrics(spec, loc, {}, {}, block.tool_calls)
+            blocks.append(AgentBlock(agent, tuple(expected), tuple(block.forbid), tuple(scored)))
+        return blocks, specs
+
+    def _calls(
+        self, calls: Sequence[ToolCallSpec], where: PathKey, agent: str | None
+    ) -> tuple[list[Expectation], list[ExpectedCallSpec]]:
+        """Compile expected calls (``agent``: a block's, which scopes each of them)."""
         from harness.values import compile_pattern
 
         expected: list[Expectation] = []
         specs: list[ExpectedCallSpec] = []
-        listed: list[tuple[PathKey, ToolCallSpec, str | None]] = [
-            ((*loc, "expect", "tool_calls", position), call, call.agent)
-            for position, call in enumerate(expect.tool_calls or ())
-        ]
-        # A per-agent block's calls are expected in that agent (README "Capture", agent paths).
-        for block_agent, block in (expect.agents or {}).items():
-            listed.extend(
-                ((*loc, "expect", "agents", block_agent, "tool_calls", i), call, block_agent)
-                for i, call in enumerate(block.tool_calls or ())
-            )
-        for call_loc, call, agent in listed:
+        for position, call in enumerate(calls):
+            call_loc: PathKey = (*where, position)
             args = call.args or {}
             compiled: dict[str, Any] = {}
             for key, value in args.items():
@@ -307,7 +340,8 @@ class FileLoader:
                     compiled[key] = compile_pattern(value)
                 except MatcherError as exc:
                     self._matcher_issue(arg_loc, exc)
-            expected.append(Expectation(call.name, compiled, agent=agent, node=call.node))
+            scope = agent if agent is not None else call.agent
+            expected.append(Expectation(call.name, compiled, agent=scope, node=call.node))
             specs.append(
                 ExpectedCallSpec(call.name, args, render_path(call_loc), self.out.line_of(call_loc))
             )
@@ -371,10 +405,10 @@ class FileLoader:
         loc: PathKey,
         defaults: Mapping[str, dict[str, Any] | None],
         own: Mapping[str, dict[str, Any] | None],
-        expects_calls: bool,
+        tool_calls: Sequence[ToolCallSpec] | None,
     ) -> list[Metric]:
         merged = merge_metrics(defaults, own)
-        tool_calls = spec.expect.tool_calls
+        expects_calls = bool(tool_calls)
         if not merged and not defaults and not own and tool_calls is not None:
             # with no metric named either way: calls expected -> accuracy; `[]` -> call nothing
             merged["tool_call_accuracy" if expects_calls else "no_unexpected_tool_calls"] = {

@@ -35,6 +35,22 @@ class ExpectedCallSpec:
     line: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class AgentBlock:
+    """``expect: {agents: {name: ...}}``: one agent's expectations, scored on its calls only.
+
+    Its metrics are the scenario's, applied to the calls whose ``agent`` path matches
+    :attr:`agent` (Expectation.pairs_with's rule); scores are named ``<agent>.<metric>``
+    (docs/metrics.md, "Scope").
+    """
+
+    agent: str
+    """The block's key: an agent path, its last segments or a glob."""
+    expected: tuple[Expectation, ...] = ()
+    forbid: tuple[str, ...] = ()
+    metrics: tuple[Metric, ...] = ()
+
+
 @dataclass(frozen=True)
 class Turn:
     """One turn of a conversation: a user message, or ``resume`` of a paused graph, and what
@@ -51,6 +67,7 @@ class Turn:
     """Does this turn carry its own ``expect:`` (scored on this turn's calls)?"""
     expected: tuple[Expectation, ...] = ()
     expected_specs: tuple[ExpectedCallSpec, ...] = ()
+    """Every expected call as written, the ``agents:`` blocks' too (for tool-schema checks)."""
     order: Order = "any"
     forbid: tuple[str, ...] = ()
     no_errors: bool = False
@@ -59,6 +76,8 @@ class Turn:
     metrics: tuple[Metric, ...] = ()
     line: int | None = None
     path: str = ""
+    agent_blocks: tuple[AgentBlock, ...] = ()
+    """This turn's ``expect: {agents: ...}``, each scored on that agent's calls of the turn."""
 
 
 @dataclass(frozen=True)
@@ -75,13 +94,15 @@ class Scenario:
     input_text: Any
     expected: tuple[Expectation, ...] = ()
     expected_specs: tuple[ExpectedCallSpec, ...] = ()
+    """Every expected call as written, the ``agents:`` blocks' too (for tool-schema checks)."""
     order: Order = "any"
     forbid: tuple[str, ...] = ()
     no_errors: bool = False
     no_errors_retries: bool = True
     """With ``no_errors: {retries: false}``, False: a failed attempt fails even if retried."""
-    agent_forbid: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """``expect: {agents: {name: {forbid: [...]}}}``: (agent pattern, tools it must not call)."""
+    agent_blocks: tuple[AgentBlock, ...] = ()
+    """``expect: {agents: ...}``: per agent, expectations and metrics scored on its calls only;
+    :attr:`expected` holds the scenario-level ones, scored on every call."""
     has_output: bool = False
     output: Any = None
     metrics: tuple[Metric, ...] = ()
@@ -100,11 +121,18 @@ class Scenario:
     """A conversation, run in order on one thread; empty for a single ``input``."""
     tags: tuple[str, ...] = ()
     """The suite's ``tags:`` then the scenario's, for ``-m`` selection (harness.selection)."""
+    cassettes: str | None = None
+    """The suite's ``cassettes:`` folder, resolved against the file (harness.cassettes)."""
 
     @property
     def id(self) -> str:
         """``suite::name``, the identifier ``-k`` matches against."""
         return f"{self.suite}::{self.name}"
+
+    @property
+    def agent_forbid(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(agent pattern, tools it must not call) of every block with a ``forbid``."""
+        return tuple((block.agent, block.forbid) for block in self.agent_blocks if block.forbid)
 
 
 @dataclass(frozen=True)

@@ -255,3 +255,7 @@ class SuiteSpec(_Strict):
     tags: list[Tag] | None = Field(
         default=None, description="Labels for -m selection, on every scenario of the suite."
     )
+    cassettes: str | None = Field(
+        default=None,
+        description="Folder of this suite's cassettes for --record/--replay, relative to the file.",
+    )

@@ -10,7 +10,7 @@ equal bytes prove two argument mappings equal, unequal bytes prove nothing.
 from __future__ import annotations
 
 import marshal
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -117,11 +117,11 @@ def args_key(args: Mapping[str, Any]) -> frozenset[tuple[str, Hashable]] | None:
 # floats as their 8 bytes, no back-references and no "interned" flag, so two equal plain values
 # always give equal bytes (format 3 and later mark interned strings and shared objects).
 _MARSHAL_VERSION = 2
-_dumps = marshal.dumps
+_dumps: Callable[[Any, int], bytes] = marshal.dumps
 
 
 def call_bytes(args: Mapping[str, Any]) -> bytes | None:
-    """The actual arguments serialised for comparison with :func:`pattern_bytes`; else None.
+    """A call's arguments serialised for comparison with :func:`pattern_bytes`.
 
     None when ``args`` holds something marshal cannot serialise (a subclass, a custom type).
     """
@@ -152,7 +152,7 @@ def _plain(value: Any) -> bool:
     if cls is str or cls is int or cls is bool or value is None:
         return True
     if cls is float:
-        return value == value
+        return bool(value == value)
     if cls is dict:
         return all(key.__class__ is str and _plain(item) for key, item in value.items())
     if cls is list:

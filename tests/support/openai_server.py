@@ -21,11 +21,16 @@ server starts with it and stops after it.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -219,6 +224,12 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     standin: StandIn
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet about clients that hang up (a timed-out request, a closed loop's socket)."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
 
 class StandIn:
     """The stand-in server: ``url`` for ``base_url``, ``requests`` as received."""
@@ -272,3 +283,76 @@ def serving() -> Iterator[StandIn]:
         yield standin
     finally:
         standin.stop()
+
+
+# --- a small project recorded through the stand-in (tests of record, replay and draft) --------
+
+HARNESS = Path(sys.executable).parent / "harness"
+ROOT = Path(__file__).resolve().parents[2]
+
+PROMPT = "You are a weather assistant. Use get_weather for every city the user names, then answer."
+TOOL_DOC = "Current weather for a city."
+
+AGENT = '''
+from langchain_core.tools import tool
+from harness.demo import build_tool_agent
+
+PROMPT = {prompt!r}
+
+
+@tool
+def get_weather(city: str) -> dict:
+    """{doc}"""
+    return {{"city": city, "summary": f"{{city}}: 21 C, sunny."}}
+
+
+def build(model):
+    return build_tool_agent(model, [get_weather], system_prompt=PROMPT, name="weather")
+'''
+
+SUITE = """
+suite: weather
+agent: {agent}:build
+model: {{provider: openai, model: {model}, base_url: "{url}", max_retries: 0, timeout: 10{more}}}
+scenarios:
+  - name: weather in Berlin
+    input: Weather in Berlin?
+    expect:
+      tool_calls: [{{name: get_weather, args: {{city: Berlin}}}}]
+  - name: weather in Oslo
+    input: What is the weather in Oslo today?
+    expect:
+      tool_calls: [{{name: get_weather, args: {{city: Oslo}}}}]
+"""
+
+
+def write_project(
+    where: Path,
+    url: str,
+    *,
+    prompt: str = PROMPT,
+    doc: str = TOOL_DOC,
+    agent: str = "agent",
+    model: str = "gpt-4o-mini",
+    more: str = "",
+) -> Path:
+    """An agent file and a two-scenario suite naming it; returns the suite's path."""
+    (where / f"{agent}.py").write_text(AGENT.format(prompt=prompt, doc=doc), encoding="utf-8")
+    suite = where / "weather.yaml"
+    body = SUITE.format(agent=f"{agent}.py", model=model, url=url, more=more)
+    suite.write_text(textwrap.dedent(body), encoding="utf-8")
+    return suite
+
+
+def record(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``harness run ... --record`` as a user runs it: a new process with the key set."""
+    env = {**os.environ, "OPENAI_API_KEY": API_KEY, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [str(HARNESS), "run", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )

@@ -32,7 +32,7 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy harness tracing
 
 unit: $(STAMP) browser-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 test: lint typecheck unit
 
@@ -74,7 +74,7 @@ $(PHOENIX_STAMP):
 test-integration: $(STAMP) $(PHOENIX_STAMP)
 	HARNESS_INTEGRATION=1 PHOENIX_VENV=$(PHOENIX_VENV) $(PY) -m pytest -q -p no:cacheprovider --durations=5 tests/integration
 
-# The HTML report's browser test (tests/browser/) drives Debian's Chromium through Playwright;
+# The HTML report's browser test (tests/e2e/browser/) drives Debian's Chromium through Playwright;
 # Playwright never downloads a browser. Installs the `chromium` package only when it is missing.
 .PHONY: browser-deps
 browser-deps:
@@ -90,17 +90,18 @@ clean:
 # the floor pyproject.toml declares (`--resolution lowest-direct`), with the test tools at the
 # floors of the `dev` group; the demo suites and the capture tests must pass there. The three
 # suites named here need only the base dependencies (the others need `langchain` v1), and
-# tests/test_parity.py is left out: the instrumentors at the dev group's floors record nothing on
-# langchain-core 1.x, and one of them needs opentelemetry 1.43, far above the base floor.
+# tests/tracing/test_parity.py is left out: the instrumentors at the dev group's floors record
+# nothing on langchain-core 1.x, and one of them needs opentelemetry 1.43, far above the base floor.
 # `make test-lowest LOWEST_PYTHON=python3.10` checks the floors of the oldest Python we support.
 LOWEST_VENV     ?= .venv-lowest
 LOWEST_PYTHON   ?= $(PYTHON)
 LOWEST_PY       := $(LOWEST_VENV)/bin/python
 LOWEST_TOOLS_RE := pytest|pytest-asyncio|hypothesis|junitparser
 LOWEST_SUITES   := scenarios/travel.yaml scenarios/orders.yaml scenarios/calculator.yaml
-LOWEST_TESTS    := tests/test_recorder.py tests/test_span_emitter.py tests/test_span_exporter.py \
-	tests/test_capture_concurrency.py tests/test_records.py tests/test_demo_agents.py \
-	tests/test_runner.py
+LOWEST_TESTS    := tests/tracing/test_recorder.py tests/tracing/test_span_emitter.py \
+	tests/tracing/test_span_exporter.py tests/tracing/test_capture_concurrency.py \
+	tests/tracing/test_records.py tests/harness/runner/test_demo_agents.py \
+	tests/harness/runner/test_runner.py
 
 .PHONY: test-lowest
 test-lowest:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from tests.harness.export.test_run_export import SECRET, write_secret_suite
 from tests.integration.phoenix import PhoenixServer, Span
-from tests.test_run_export import SECRET, write_secret_suite
 
 HARNESS = Path(sys.executable).parent / "harness"
 

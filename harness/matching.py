@@ -29,8 +29,8 @@ the matrix is built (benchmarks/bench_matching.py, same machine: 3 × 3 ≈ 13 �
 better trade: components are the calls of one tool in one run, so the difference is microseconds per
 sample, against scipy's ≈ 0.5 s first-use import and ≈ 200 MB of scipy and numpy in every
 install. The Hungarian solver makes the same choices as ``linear_sum_assignment`` among equally
-good answers, so reports did not change with it (tests/harness/values/test_matching.py checks it against
-scipy when scipy is installed, and on pinned cases without it).
+good answers, so reports did not change with it (tests/harness/values/test_matching.py checks
+it against scipy when scipy is installed, and on pinned cases without it).
 """
 
 from __future__ import annotations

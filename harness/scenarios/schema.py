@@ -60,9 +60,7 @@ class AgentExpectSpec(_Strict):
     tool_calls: list[ToolCallSpec] | None = Field(
         default=None, description="Calls expected in this agent: {name, args} or a bare name."
     )
-    forbid: list[str] = Field(
-        default_factory=list, description="Tools this agent must never call."
-    )
+    forbid: list[str] = Field(default_factory=list, description="Tools this agent must never call.")
 
     @field_validator("tool_calls", mode="before")
     @classmethod
@@ -258,4 +256,9 @@ class SuiteSpec(_Strict):
     cassettes: str | None = Field(
         default=None,
         description="Folder of this suite's cassettes for --record/--replay, relative to the file.",
+    )
+    agent_reuse: bool = Field(
+        default=False,
+        description="Build the agent once per (factory, model config) and reuse it across the "
+        "suite's scenarios (per process); only for agents that keep no state between invocations.",
     )

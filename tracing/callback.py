@@ -56,6 +56,7 @@ from langchain_core.runnables import RunnableConfig
 from tracing.call_tree import UNREQUESTED, CallEntry, CallScope, find_request, find_retry
 from tracing.events import (
     agent_path,
+    answered_call_id,
     content_text,
     event_name,
     graph_namespace,
@@ -68,6 +69,7 @@ from tracing.events import (
     tool_call_id_of,
     tool_inputs,
     tool_outcome,
+    tool_scope_prefix,
 )
 from tracing.final_answer import STRUCTURED_RESPONSE_KEY, plain_structure, structured_call_ids
 from tracing.records import RAW_ARGUMENTS_KEY, InvalidToolCall, ToolCall, parse_arguments
@@ -246,10 +248,8 @@ class ToolCallRecorder(BaseCallbackHandler):
                 # A run inside a tool run: the tool's own scope, opened on first use; the
                 # tool is the agent its inner calls run in.
                 if entry.children is None:
-                    outer = tuple(entry.agent.split("/")) if entry.agent else parent.scope.prefix
-                    entry.children = CallScope(
-                        parent.scope.root_run_id, (*outer, entry.name), parent.namespace
-                    )
+                    prefix = tool_scope_prefix(entry.agent, parent.scope.prefix, entry.name)
+                    entry.children = CallScope(parent.scope.root_run_id, prefix, parent.namespace)
                 return entry.children
         thread = thread_of(metadata)
         scope = CallScope(run_id, (graph,) if graph else (), (), thread)
@@ -337,8 +337,7 @@ class ToolCallRecorder(BaseCallbackHandler):
     ) -> None:
         """Register the model run; the tool results in its input can reveal unknown-tool errors."""
         with self._lock:
-            scope = self._scope_for(run_id, parent_run_id, metadata)
-            self._runs[run_id] = _Run(scope, node_of(metadata), graph_namespace(metadata))
+            scope = self._open_model_run(run_id, parent_run_id, metadata)
             if messages:
                 self._absorb_tool_messages(scope, _trailing_tool_messages(messages[0]))
 
@@ -354,8 +353,15 @@ class ToolCallRecorder(BaseCallbackHandler):
     ) -> None:
         """Register a completion-model run (it can request no tools, but it is a turn)."""
         with self._lock:
-            scope = self._scope_for(run_id, parent_run_id, metadata)
-            self._runs[run_id] = _Run(scope, node_of(metadata), graph_namespace(metadata))
+            self._open_model_run(run_id, parent_run_id, metadata)
+
+    def _open_model_run(
+        self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None
+    ) -> CallScope:
+        """Register a chat or completion model run in its scope (caller holds the lock)."""
+        scope = self._scope_for(run_id, parent_run_id, metadata)
+        self._runs[run_id] = _Run(scope, node_of(metadata), graph_namespace(metadata))
+        return scope
 
     def on_llm_end(
         self,
@@ -523,13 +529,14 @@ class ToolCallRecorder(BaseCallbackHandler):
     ) -> None:
         """Close the execution: ok, or error when the tool returned an error ToolMessage."""
         ended = _now()
+        answered = answered_call_id(output)
         with self._lock:
-            run = self._runs.pop(run_id, None)
-            if run is None or run.entry is None:
+            closed = self._close_execution(run_id)
+            if closed is None:
                 return
-            entry = run.entry
-            if entry.id is None and isinstance(output, ToolMessage):
-                entry = self._adopt_request(run, entry, output.tool_call_id)
+            run, entry = closed
+            if entry.id is None and answered:
+                entry = self._adopt_request(run, entry, answered)
             result, error = tool_outcome(output, entry.id)
             entry.result = result
             entry.finish("error" if error is not None else "ok", error, ended)
@@ -545,16 +552,24 @@ class ToolCallRecorder(BaseCallbackHandler):
         """Close the execution as an error, or as paused when LangGraph interrupted it."""
         ended = _now()
         with self._lock:
-            run = self._runs.pop(run_id, None)
-            if run is None or run.entry is None:
+            closed = self._close_execution(run_id)
+            if closed is None:
                 return
-            entry = run.entry
+            run, entry = closed
             if is_interrupt(error):
                 # Not an attempt: a resumed run executes the tool again from its start.
                 entry.finish("interrupted", None, ended)
                 run.owner.pending.append(entry)
                 return
             entry.finish("error", _error_text(error), ended)
+
+    def _close_execution(self, run_id: UUID) -> tuple[_Run, CallEntry] | None:
+        """Forget a tool run and give its execution; None for a run the recorder never opened
+        (it started before a ``reset()``) or one that was no execution (caller holds the lock)."""
+        run = self._runs.pop(run_id, None)
+        if run is None or run.entry is None:
+            return None
+        return run, run.entry
 
     def _adopt_request(self, run: _Run, entry: CallEntry, answered: str) -> CallEntry:
         """An id-less execution whose ToolMessage answers a waiting request becomes that call."""

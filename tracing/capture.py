@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Iterable, Iterator
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from langchain_core.tracers.context import register_configure_hook
 
@@ -38,13 +37,47 @@ _ACTIVE: contextvars.ContextVar[ToolCallRecorder | None] = contextvars.ContextVa
 # inheritable: the recorder sees the runs nested in a captured run as well, as with callbacks=
 register_configure_hook(_ACTIVE, inheritable=True)
 
+_Value = TypeVar("_Value")
+
 
 def active_recorder() -> ToolCallRecorder | None:
     """The recorder of the innermost open ``capture_tool_calls()`` block here, if any."""
     return _ACTIVE.get()
 
 
-class ToolCapture:
+class _Block(Generic[_Value]):
+    """A ``with`` block that also works as ``async with``: one body for both.
+
+    Entering and leaving only set and reset a ContextVar or read the recorder, so the async
+    form has nothing to await; each block defines :meth:`_start` and :meth:`_stop` once.
+    """
+
+    __slots__ = ()
+
+    def _start(self) -> _Value:
+        raise NotImplementedError
+
+    def _stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> _Value:
+        """Enter the block; its value is what ``as`` binds."""
+        return self._start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Leave the block (exceptions pass through)."""
+        self._stop()
+
+    async def __aenter__(self) -> _Value:
+        """``async with``: the same as ``with``."""
+        return self._start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """``async with``: the same as ``with``."""
+        self._stop()
+
+
+class ToolCapture(_Block[ToolCallRecorder]):
     """The block of ``capture_tool_calls()``: ``with`` and ``async with`` both work."""
 
     __slots__ = ("_previous", "_token", "recorder")
@@ -55,18 +88,13 @@ class ToolCapture:
         self._token: contextvars.Token[ToolCallRecorder | None] | None = None
         self._previous: ToolCallRecorder | None = None
 
-    def __enter__(self) -> ToolCallRecorder:
+    def _start(self) -> ToolCallRecorder:
         """Start capturing; the recorder is the block's value."""
         self._previous = _ACTIVE.get()
         self._token = _ACTIVE.set(self.recorder)
         return self.recorder
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def _stop(self) -> None:
         """Stop capturing; the recorder keeps what it saw."""
         token, self._token = self._token, None
         if token is None:
@@ -78,26 +106,13 @@ class ToolCapture:
             # task): put the previous recorder back by value
             _ACTIVE.set(self._previous)
 
-    async def __aenter__(self) -> ToolCallRecorder:
-        """``async with capture_tool_calls() as recorder:``."""
-        return self.__enter__()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        """Stop capturing."""
-        self.__exit__(exc_type, exc, traceback)
-
 
 def capture_tool_calls(recorder: ToolCallRecorder | None = None) -> ToolCapture:
     """Record every LangChain / LangGraph run started inside the block, without any config."""
     return ToolCapture(recorder)
 
 
-class RecorderTurn:
+class RecorderTurn(_Block["RecorderTurn"]):
     """The calls of the top-level runs started inside one ``with recorder.turn():`` block.
 
     A call requested in this turn and resumed in a later one (an interrupted tool) stays in
@@ -113,33 +128,15 @@ class RecorderTurn:
         self._before: frozenset[str] = frozenset()
         self._runs: tuple[str, ...] | None = None
 
-    def __enter__(self) -> RecorderTurn:
+    def _start(self) -> RecorderTurn:
         """Start the turn: runs already recorded belong to earlier turns."""
         self._before = frozenset(self._recorder.calls_by_run())
         self._runs = None
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def _stop(self) -> None:
         """End the turn: the runs started since it began are its runs."""
         self._runs = self._new_runs()
-
-    async def __aenter__(self) -> RecorderTurn:
-        """``async with recorder.turn() as turn:``."""
-        return self.__enter__()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        """End the turn."""
-        self.__exit__(exc_type, exc, traceback)
 
     def _new_runs(self) -> tuple[str, ...]:
         return tuple(run for run in self._recorder.calls_by_run() if run not in self._before)

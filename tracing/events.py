@@ -17,6 +17,7 @@ from tracing.records import content_text
 
 __all__ = [
     "agent_path",
+    "answered_call_id",
     "content_text",
     "event_name",
     "graph_namespace",
@@ -30,6 +31,7 @@ __all__ = [
     "tool_call_id_of",
     "tool_inputs",
     "tool_outcome",
+    "tool_scope_prefix",
 ]
 
 _INTERRUPTS = frozenset(("GraphInterrupt", "NodeInterrupt"))
@@ -98,6 +100,17 @@ def tool_outcome(output: Any, call_id: str | None = None) -> tuple[Any, str | No
         return output, None
     content = output.content
     return content, (str(content) if output.status == "error" else None)
+
+
+def answered_call_id(output: Any) -> str | None:
+    """The call id a tool end's ToolMessage answers (None for any other output, or no id).
+
+    An execution that started without an id (langchain-core before 1.0, a hand-written tool
+    node) is still named by the ToolMessage it returns.
+    """
+    if isinstance(output, ToolMessage) and output.tool_call_id:
+        return output.tool_call_id
+    return None
 
 
 def tool_inputs(inputs: Any) -> Any:
@@ -169,3 +182,13 @@ def agent_path(prefix: Sequence[str], base: Sequence[str], namespace: Sequence[s
     inner = list(namespace[len(base) :] if tuple(namespace[: len(base)]) == tuple(base) else ())
     parts = [*prefix, *inner[:-1]]
     return "/".join(parts) if parts else None
+
+
+def tool_scope_prefix(agent: str | None, prefix: tuple[str, ...], tool: str) -> tuple[str, ...]:
+    """The agents the runs inside a tool run are in: the tool's own agent path, then the tool.
+
+    ``agent`` is the path the tool call ran in (None: the enclosing scope's ``prefix``); an
+    agent used as a tool is one more agent level (docs/architecture.md "Capture").
+    """
+    outer = tuple(agent.split("/")) if agent else prefix
+    return (*outer, tool)

@@ -148,20 +148,8 @@ class ToolCall:
             raise InvalidToolCall(
                 f"OpenAI tool call 'function' must be a mapping: {_preview(call)}"
             )
-        name = function.get("name")
-        call_id = call.get("id")
-        where = f"tool call {name!r}" + (f" (id {call_id!r})" if call_id else "")
-        if not isinstance(name, str) or not name:
-            raise InvalidToolCall(f"OpenAI tool call without a name: {_preview(call)}")
         raw = function.get("arguments", function.get("args"))
-        return cls(
-            name=name,
-            args=parse_arguments(raw, where=where),
-            id=call_id if isinstance(call_id, str) else None,
-            status="requested",
-            source=source,
-            turn=turn,
-        )
+        return cls._requested("OpenAI", call, function.get("name"), raw, source, turn)
 
     @classmethod
     def from_langchain(
@@ -170,14 +158,27 @@ class ToolCall:
         """Build a call from a LangChain ``ToolCall`` dict (``name``, ``args``, ``id``)."""
         if not isinstance(call, Mapping):
             raise InvalidToolCall(f"LangChain tool call must be a mapping, got {_preview(call)}")
-        name = call.get("name")
-        call_id = call.get("id")
+        return cls._requested("LangChain", call, call.get("name"), call.get("args"), source, turn)
+
+    @classmethod
+    def _requested(
+        cls,
+        dialect: str,
+        call: Mapping[str, Any],
+        name: Any,
+        raw: Any,
+        source: CallSource,
+        turn: int,
+    ) -> ToolCall:
+        """A requested call from its name and raw arguments, read out of ``call`` (which has
+        the id) by either dialect; a missing name or non-object arguments raise."""
         if not isinstance(name, str) or not name:
-            raise InvalidToolCall(f"LangChain tool call without a name: {_preview(call)}")
+            raise InvalidToolCall(f"{dialect} tool call without a name: {_preview(call)}")
+        call_id = call.get("id")
         where = f"tool call {name!r}" + (f" (id {call_id!r})" if call_id else "")
         return cls(
             name=name,
-            args=parse_arguments(call.get("args"), where=where),
+            args=parse_arguments(raw, where=where),
             id=call_id if isinstance(call_id, str) else None,
             status="requested",
             source=source,

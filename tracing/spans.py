@@ -36,7 +36,7 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.runnables import RunnableConfig
 from opentelemetry import trace
@@ -52,6 +52,7 @@ from tracing.conventions import (
 )
 from tracing.events import (
     agent_path,
+    answered_call_id,
     event_name,
     graph_namespace,
     is_interrupt,
@@ -61,6 +62,7 @@ from tracing.events import (
     tool_call_id_of,
     tool_inputs,
     tool_outcome,
+    tool_scope_prefix,
 )
 from tracing.genai_attributes import (
     AGENT_NAME,
@@ -145,8 +147,8 @@ class _Run:
         """The place of runs started inside this run (a tool run opens a scope of its own)."""
         if not self.anchor_is_tool or self.span is None:
             return self.place
-        outer = tuple(self.agent.split("/")) if self.agent else self.place.prefix
-        return _Place((*outer, self.name), self.namespace, self.place.thread)
+        prefix = tool_scope_prefix(self.agent, self.place.prefix, self.name)
+        return _Place(prefix, self.namespace, self.place.thread)
 
 
 class SpanEmitter(BaseCallbackHandler):
@@ -479,10 +481,11 @@ class SpanEmitter(BaseCallbackHandler):
         span = run.span if run is not None else None
         if run is None or span is None:
             return
-        if run.call_id is None and isinstance(output, ToolMessage) and output.tool_call_id:
+        answered = answered_call_id(output)
+        if run.call_id is None and answered:
             # The tool ran without an id (langchain-core < 1.0); its answer still names it.
-            run.call_id = output.tool_call_id
-            span.set_attribute(TOOL_CALL_ID, output.tool_call_id)
+            run.call_id = answered
+            span.set_attribute(TOOL_CALL_ID, answered)
         content, error = tool_outcome(output, run.call_id)
         if self.capture_content:
             span.set_attribute(TOOL_RESULT, to_json(content))

@@ -53,6 +53,18 @@ async def test_async_block_records_this_task_and_the_tasks_it_starts() -> None:
     assert len(recorder.calls_by_run()) == 3
 
 
+async def test_async_turns_split_the_calls_of_one_recorder() -> None:
+    async with capture_tool_calls() as recorder:
+        async with recorder.turn() as first:
+            await my_async_app("What is 2 plus 3?")
+        async with recorder.turn() as second:
+            await my_async_app("What is 4 plus 4?")
+    assert [call.args["a"] for call in first] == [2]
+    assert [call.args["a"] for call in second] == [4]
+    assert len(first.run_ids) == len(second.run_ids) == 1
+    assert active_recorder() is None
+
+
 def test_executor_threads_that_copy_the_context_are_captured() -> None:
     import contextvars
 

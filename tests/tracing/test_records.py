@@ -86,6 +86,22 @@ def test_from_langchain_dict() -> None:
     assert (call.name, call.args, call.id) == ("add", {"a": 1}, "x")
 
 
+def test_from_langchain_errors_name_their_dialect_and_the_call() -> None:
+    with pytest.raises(InvalidToolCall, match="LangChain tool call without a name"):
+        ToolCall.from_langchain({"args": {}, "id": "x"})
+    with pytest.raises(InvalidToolCall, match=r"tool call 'f' \(id 'c9'\): arguments must be"):
+        ToolCall.from_langchain({"name": "f", "args": '"x"', "id": "c9"})
+
+
+def test_from_openai_and_from_langchain_agree_on_one_call() -> None:
+    openai = ToolCall.from_openai(
+        {"id": "c1", "function": {"name": "add", "arguments": '{"a": 1}'}}, turn=2
+    )
+    langchain = ToolCall.from_langchain({"name": "add", "args": {"a": 1}, "id": "c1"}, turn=2)
+    assert openai == langchain
+    assert (openai.status, openai.source, openai.turn) == ("requested", "messages", 2)
+
+
 def test_describe_renders_name_and_args() -> None:
     assert ToolCall.of("f", city="Berlin", n=2).describe() == "f(city='Berlin', n=2)"
 

@@ -84,7 +84,17 @@ def test_run_exports_tool_spans_and_verdicts(
         assert SECRET not in json.dumps(spans)
     leaks = traces["leaks"]
     assert _one(leaks, "scenario ")["attributes"]["harness.passed"] is False
-    reasons = [e["attributes"]["harness.reason"] for e in _one(leaks, "scenario ")["events"]]
+    events = _one(leaks, "scenario ")["events"]
+    reasons = [e["attributes"]["harness.reason"] for e in events if e["name"] == "harness.failure"]
+    verdicts = {
+        e["attributes"]["gen_ai.evaluation.name"]: e["attributes"]
+        for e in events
+        if e["name"] == "gen_ai.evaluation.result"
+    }
+    for score in scenarios["leaks"]["runs"][0]["scores"]:  # each metric reaches Phoenix as an event
+        assert verdicts[score["name"]]["gen_ai.evaluation.score.value"] == pytest.approx(
+            score["value"]
+        )
     assert any(r.startswith("forbidden tool called") for r in reasons)
     arguments = json.loads(_one(leaks, "execute_tool ")["attributes"]["gen_ai.tool.call.arguments"])
     assert arguments == {"endpoint": "/v1", "api_key": "***"}

@@ -5,9 +5,12 @@ ToolNode), or the same tool loop written without LangGraph — runs two model tu
 call, then the answer), is recorded with a ToolCallRecorder and scored with tool_call_accuracy.
 Prints the wall time, the ideal (scenarios x turns x latency / concurrency) and their ratio
 (DESIGN §11 target: <= 1.5), then the runner's own cost per scenario with a zero-latency model
-(runner time minus the same agent runs done one after another without the runner).
+(runner time minus the same agent runs done one after another without the runner). Then the
+same run over ``--workers`` processes (``harness run -n N``, harness/run_workers.py) with the same
+total concurrency: its ratio against the ideal (issue target on 2 cores: <= 1.6) and its speed-up
+over the one-process run measured just before.
 
-    .venv/bin/python benchmarks/bench_runner.py [--scenarios 1000] [--concurrency 50]
+    .venv/bin/python benchmarks/bench_runner.py [--scenarios 1000] [--concurrency 50] [--workers 2]
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from harness.expectation import Expectation
 from harness.metrics import get_metric
 from harness.models.scripted import ScriptedChatModel
+from harness.run_workers import run_scenarios_in_workers
 from harness.runner import RunOptions, run_scenarios
 from harness.scenarios import AgentRef, Scenario
 from tracing.callback import ToolCallRecorder
@@ -121,12 +125,19 @@ def make_scenarios(count: int, latency: float, agent_kind: str = "langgraph") ->
     return out
 
 
-def measure(count: int, latency: float, concurrency: int, agent: str) -> tuple[float, int]:
-    """Wall seconds for one run of ``count`` scenarios, and how many passed."""
+def measure(
+    count: int, latency: float, concurrency: int, agent: str, workers: int = 1
+) -> tuple[float, int]:
+    """Wall seconds for one run of ``count`` scenarios, and how many passed (``workers`` > 1:
+    over that many processes, as ``harness run -n``)."""
     scenarios = make_scenarios(count, latency, agent)
     gc.collect()
     start = time.perf_counter()
-    result = run_scenarios(scenarios, RunOptions(concurrency=concurrency))
+    options = RunOptions(concurrency=concurrency)
+    if workers > 1:
+        result = run_scenarios_in_workers(scenarios, options, workers=workers)
+    else:
+        result = run_scenarios(scenarios, options)
     wall = time.perf_counter() - start
     return wall, result.counts["passed"]
 
@@ -162,6 +173,16 @@ def report(args: argparse.Namespace, agent: str) -> None:
         f"  wall time {wall:.2f} s, ideal {ideal:.2f} s, ratio {ratio:.2f} "
         f"(target <= 1.5: {'met' if ratio <= 1.5 else 'NOT met'})"
     )
+    if args.workers > 1:
+        many, many_passed = measure(
+            args.scenarios, args.latency, args.concurrency, agent, args.workers
+        )
+        many_ratio = many / ideal
+        print(
+            f"  -n {args.workers} (same total concurrency): {many_passed} passed, wall time "
+            f"{many:.2f} s, ratio {many_ratio:.2f} (target <= 1.6: "
+            f"{'met' if many_ratio <= 1.6 else 'NOT met'}), {wall / many:.2f}x the 1-process run"
+        )
     zero_wall, _ = measure(args.scenarios, 0.0, args.concurrency, agent)
     alone = bare(args.scenarios, agent)
     per = zero_wall / args.scenarios * 1000
@@ -189,6 +210,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--agent", choices=[*FACTORIES, "both"], default="both")
     parser.add_argument("--quick", action="store_true", help="200 scenarios instead of 1,000")
+    parser.add_argument(
+        "--workers", type=int, default=2, help="processes of the -n run (1: skip it; default 2)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.scenarios = min(args.scenarios, 200)

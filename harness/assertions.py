@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness.expectation import Expectation, agent_matches
+from harness.expectation import Expectation, agent_matches, tool_name
 from harness.metrics import (
     NoUnexpectedToolCalls,
     Score,
@@ -32,7 +32,7 @@ from harness.result import RunResult, score_line
 from harness.sample import Sample
 from harness.text import plural, shorten
 from tracing.callback import ToolCallRecorder
-from tracing.records import ToolCall
+from tracing.records import InvalidToolCall, ToolCall
 
 __all__ = ["ToolExpectations", "expect_tools"]
 
@@ -285,22 +285,12 @@ def _first_failure(call: ToolCall) -> str:
 
 def _tool_name(tool: Any, method: str) -> str:
     """The tool's name from a string, a BaseTool or an @tool function; TypeError otherwise."""
-    if isinstance(tool, str):
-        if not tool:
-            raise ValueError(f"{method}(''): the tool name is empty; give the tool or its name")
-        return tool
-    name = getattr(tool, "name", None)
-    if isinstance(name, str) and name:
-        return name
-    if callable(tool) and isinstance(getattr(tool, "__name__", None), str):
-        raise TypeError(
-            f"{method}({tool.__name__}): {tool.__name__!r} is a plain function, not a tool; "
-            f"decorate it with @tool or pass its name as a string"
-        )
-    raise TypeError(
-        f"{method}() takes a tool name (str), a LangChain BaseTool or an @tool function as its "
-        f"first argument, got {type(tool).__name__} {tool!r}"
-    )
+    try:
+        return tool_name(tool, f"{method}()")
+    except InvalidToolCall as exc:
+        if isinstance(tool, str):
+            raise  # an empty name: a ValueError (InvalidToolCall is one), the type was right
+        raise TypeError(str(exc)) from None
 
 
 def _threshold(method: str, value: Any) -> float:

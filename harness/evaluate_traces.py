@@ -301,11 +301,15 @@ def score_trace(scenario: Scenario, trace: RecordedTrace, *, lean: bool = True) 
         trace_id=trace.trace_id,
     )
     run = score_sample(scenario, sample, trace_id=trace.trace_id)
-    result = verdict(scenario, (run,), 1, 0.0, trace_id=trace.trace_id, source=trace.source)
+    where = {"trace_id": trace.trace_id, "source": trace.source}
+    if lean and run.passed:
+        # a passing run gives no reasons: its lean form decides as it would (one verdict)
+        result = verdict(scenario, (_lean(run),), 1, 0.0, **where)
+        if result.status == "passed":
+            return result
+    result = verdict(scenario, (run,), 1, 0.0, **where)
     if lean and result.status == "passed":
-        return verdict(
-            scenario, (_lean(run),), 1, 0.0, trace_id=trace.trace_id, source=trace.source
-        )
+        return verdict(scenario, (_lean(run),), 1, 0.0, **where)
     return result
 
 

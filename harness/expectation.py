@@ -20,11 +20,14 @@ from harness.values import (
 from tracing.records import InvalidToolCall, ToolCall, parse_arguments
 
 
-def tool_name(tool: Any) -> str:
-    """The name of a tool given as a string, a LangChain ``BaseTool`` / ``@tool`` function, etc."""
+def tool_name(tool: Any, who: str = "expectation") -> str:
+    """The name of a tool given as a string, a LangChain ``BaseTool`` / ``@tool`` function, etc.
+
+    ``who`` starts each message (``called()`` for an assertion); InvalidToolCall otherwise.
+    """
     if isinstance(tool, str):
         if not tool:
-            raise InvalidToolCall("expectation needs a non-empty tool name, got ''")
+            raise InvalidToolCall(f"{who}: the tool name is empty; give the tool or its name")
         return tool
     name = getattr(tool, "name", None)
     if isinstance(name, str) and name:
@@ -32,11 +35,11 @@ def tool_name(tool: Any) -> str:
         return name
     if callable(tool) and isinstance(getattr(tool, "__name__", None), str):
         raise InvalidToolCall(
-            f"{tool.__name__!r} is a plain function, not a tool: decorate it with "
+            f"{who}: {tool.__name__!r} is a plain function, not a tool: decorate it with "
             f"@tool or give the tool's name as a string"
         )
     raise InvalidToolCall(
-        "expectation needs a tool name (str), a LangChain BaseTool or an @tool function, "
+        f"{who} takes a tool name (str), a LangChain BaseTool or an @tool function, "
         f"got {type(tool).__name__} {tool!r}"
     )
 

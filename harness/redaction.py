@@ -104,6 +104,8 @@ _CAMEL_ACRONYM = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _JSON_ESCAPE = re.compile(r"\\.")
 _CACHE_LIMIT = 8192
+_TEXT_CACHED = 256
+"""Strings up to this length have their redacted form cached (at most ``_CACHE_LIMIT`` kept)."""
 
 WALK_DEPTH: Final = 64
 """Containers nested deeper than this are not walked (the views render them as ``<too deep>``
@@ -163,7 +165,18 @@ def compile_value_patterns(specs: Iterable[str]) -> tuple[re.Pattern[str], ...]:
 class Redactor:
     """Masks values under secret-looking keys; see the module docstring for the matching rule."""
 
-    __slots__ = ("_cache", "_max_len", "_values", "keys", "mask", "patterns", "value_patterns")
+    __slots__ = (
+        "_cache",
+        "_finder",
+        "_max_len",
+        "_min_len",
+        "_texts",
+        "_values",
+        "keys",
+        "mask",
+        "patterns",
+        "value_patterns",
+    )
 
     def __init__(
         self,
@@ -199,7 +212,17 @@ class Redactor:
             else None
         )
         self._max_len = max((len(p) for p in self.patterns), default=0)
+        self._min_len = min((len(p) for p in self.patterns), default=0)
+        # one scan of a squashed text for every entry, not one `in` per entry
+        self._finder = (
+            re.compile("|".join(re.escape(p) for p in sorted(self.patterns)))
+            if self.patterns
+            else None
+        )
         self._cache: dict[str, bool] = {}
+        # short strings recur across results (tool names, reasons, argument values): each is
+        # redacted once per redactor, not once per report view of every trace
+        self._texts: dict[str, str] = {}
 
     def __repr__(self) -> str:
         """``Redactor(keys=(...))``."""
@@ -334,6 +357,18 @@ class Redactor:
         return tuple(changed) if isinstance(items, tuple) else changed
 
     def _text(self, text: str) -> str:
+        if len(text) > _TEXT_CACHED:
+            return self._redacted_text(text)
+        cached = self._texts.get(text)
+        if cached is not None:
+            return text if cached == text else cached  # unchanged: the caller's own object
+        out = self._redacted_text(text)
+        if len(self._texts) >= _CACHE_LIMIT:
+            self._texts.clear()  # texts come from user data: keep the cache bounded
+        self._texts[text] = out
+        return out
+
+    def _redacted_text(self, text: str) -> str:
         out = text
         if self.patterns and self._might_match(text):
             out = self._free_text(self._json_text(text))
@@ -372,10 +407,12 @@ class Redactor:
 
     def _might_match(self, text: str) -> bool:
         """Cheap pre-check: can any key in this text match? Never a false "no"."""
+        if len(text) < self._min_len or self._finder is None:
+            return False  # squashing never lengthens a text, nor does decoding an escape
         if "\\u" in text:
             return True  # a \\uXXXX escape can spell any letter of a key: look to be sure
         squashed = _squash(_JSON_ESCAPE.sub(" ", text))
-        return any(pattern in squashed for pattern in self.patterns)
+        return self._finder.search(squashed) is not None
 
 
 # --- values made safe to write out ----------------------------------------------------------
@@ -790,11 +827,12 @@ class Scrubber:
     return itself), the counterpart of :class:`StreamScrubber` for a stream.
     """
 
-    __slots__ = ("_finder", "_secrets", "redactor")
+    __slots__ = ("_constants", "_finder", "_secrets", "redactor")
 
     def __init__(self, redactor: Redactor | None = None, secrets: Iterable[str] = ()) -> None:
         """Mask with ``redactor`` (default key list) and scrub ``secrets`` out of text."""
         self.redactor = Redactor() if redactor is None else redactor
+        self._constants: dict[str, Any] = {}
         # longest first, so a secret that contains another is replaced whole
         self._secrets = tuple(sorted(set(secrets), key=len, reverse=True))
         # one pass over a text for every secret, not one per secret (a long text, 256 secrets)
@@ -839,7 +877,17 @@ class Scrubber:
     def value(self, value: Any, limits: Limits = VIEW_LIMITS) -> Any:
         """A JSON-ready copy of ``value`` cut to ``limits``: redacted keys masked, secret values
         scrubbed, anything unwritable a placeholder (one walk; never raises)."""
+        if value is None:
+            return None  # a run without output or result: no walk to set up
         return _Render(limits, self).walk(value)
+
+    def constant(self, name: str, value: Any) -> Any:
+        """:meth:`value` of a value that is the same at every call under ``name`` (the details
+        of a passing score, say): rendered once per scrubber, a fresh copy each time."""
+        rendered = self._constants.get(name)
+        if rendered is None:
+            rendered = self._constants[name] = self.value(value)
+        return _copied(rendered)
 
     def for_result(self, result: ScenarioResult) -> Scrubber:
         """The scrubber for one result of the suite: this one (it knows every run)."""
@@ -848,6 +896,15 @@ class Scrubber:
     def for_summary(self, summary: SuiteResult) -> Scrubber:
         """The scrubber for the suite's own text (warnings): this one."""
         return self
+
+
+def _copied(rendered: Any) -> Any:
+    """A copy of rendered (JSON-ready) data whose containers a caller may change freely."""
+    if type(rendered) is dict:
+        return {key: _copied(item) for key, item in rendered.items()}
+    if type(rendered) is list:
+        return [_copied(item) for item in rendered]
+    return rendered
 
 
 # --- the streaming scrubber -----------------------------------------------------------------

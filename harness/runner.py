@@ -113,6 +113,10 @@ class Runner:
         """The loop's watchdog, when :func:`run_scenarios` runs one."""
         self.abandoned: set[asyncio.Future[Any]] = set()
         """Calls that ignored their cancellation past the grace period, still running."""
+        self._shared: dict[tuple[Any, str], asyncio.Future[tuple[Outcome, ErrorInfo | None]]] = {}
+        """``agent_reuse``: the opening of each (factory, model config)'s one agent."""
+        self._shared_sessions: list[tuple[AgentSession, float, str]] = []
+        """Those agents' sessions, with a timeout and a name for closing them after the run."""
 
     async def run(self, scenarios: Sequence[Scenario]) -> SuiteResult:
         """Run every scenario; on cancellation (Ctrl-C) return what finished, marked partial."""
@@ -141,6 +145,7 @@ class Runner:
             uncancel = getattr(asyncio.current_task(), "uncancel", None)  # Python >= 3.11
             if uncancel is not None:
                 uncancel()
+        warnings = await self._close_shared()
         ordered = tuple(results[index] for index in sorted(results))
         return SuiteResult(
             scenarios=ordered,
@@ -148,6 +153,7 @@ class Runner:
             duration=time.perf_counter() - start,
             interrupted=interrupted,
             not_run=len(scenarios) - len(ordered),
+            warnings=warnings,
         )
 
     async def _guarded(
@@ -175,8 +181,12 @@ class Runner:
         runs: list[RunResult] = []
         what = f"agent factory {scenario.agent.spec}"
         # async factories are awaited and a returned context manager is closed after the runs
-        session = AgentSession(scenario.agent.factory, scenario.model, _in_thread)
-        outcome, error = await self.bounded(session.open, timeout, what)
+        session = None
+        if scenario.agent_reuse:
+            outcome, error = await self._shared_agent(scenario, timeout, what)
+        else:
+            session = AgentSession(scenario.agent.factory, scenario.model, _in_thread)
+            outcome, error = await self.bounded(session.open, timeout, what)
         if error is not None:
             if error.phase == "run":
                 error = replace(error, phase="factory")
@@ -187,11 +197,38 @@ class Runner:
             agent = outcome.value
             for index in range(repeat):
                 runs.append(await self._one_run(scenario, agent, index, timeout))
-        _, close_error = await self.bounded(session.close, timeout, f"closing {what}")
-        if close_error is not None:
-            closing = replace(close_error, phase="factory")
-            runs.append(RunResult(len(runs), False, None, error=closing))
+        if session is not None:
+            _, close_error = await self.bounded(session.close, timeout, f"closing {what}")
+            if close_error is not None:
+                closing = replace(close_error, phase="factory")
+                runs.append(RunResult(len(runs), False, None, error=closing))
         return verdict(scenario, tuple(runs), repeat, time.perf_counter() - start)
+
+    async def _shared_agent(
+        self, scenario: Scenario, timeout: float, what: str
+    ) -> tuple[Outcome, ErrorInfo | None]:
+        """The one agent of the scenario's (factory, model config), built by the first scenario
+        that needs it; the others await that build (its error is theirs too)."""
+        key = (scenario.agent.factory, scenario.model_config)
+        opening = self._shared.get(key)
+        if opening is None:
+            session = AgentSession(scenario.agent.factory, scenario.model, _in_thread)
+            self._shared_sessions.append((session, timeout, what))
+            opening = asyncio.ensure_future(self.bounded(session.open, timeout, what))
+            self._shared[key] = opening
+        # shielded: a scenario cancelled while waiting must not cancel the others' agent
+        return await asyncio.shield(opening)
+
+    async def _close_shared(self) -> tuple[str, ...]:
+        """Close the reused agents after every scenario is done; what fails is a warning."""
+        warnings: list[str] = []
+        for session, timeout, what in self._shared_sessions:
+            _, error = await self.bounded(session.close, timeout, f"closing {what}")
+            if error is not None:
+                warnings.append(f"closing {what}: {error.type}: {error.message}")
+        self._shared_sessions.clear()
+        self._shared.clear()
+        return tuple(warnings)
 
     async def _one_run(
         self, scenario: Scenario, agent: Any, index: int, timeout: float

@@ -12,22 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.cassettes.format import Recording
+from harness.cassettes.format import Recording, common_prefix
 from harness.cassettes.key import Request, canonical_json, tool_hash
 from harness.text import shorten
 
 __all__ = ["explain_miss", "nearest"]
 
 _CONTEXT = 30
-
-
-def _prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def nearest(request: Request, recordings: Sequence[Recording]) -> Recording | None:
@@ -38,7 +29,7 @@ def nearest(request: Request, recordings: Sequence[Recording]) -> Recording | No
 
     def closeness(recording: Recording) -> tuple[int, int]:
         same_turn = int(_turn(recording) == turn)
-        return same_turn, _prefix(recording.messages, request.messages)
+        return same_turn, common_prefix(recording.messages, request.messages)
 
     best = recordings[0]
     best_score = closeness(best)
@@ -112,7 +103,7 @@ def _around(text: str, at: int) -> str:
 
 
 def _text_difference(old: str, new: str) -> tuple[int, str]:
-    at = _prefix(old, new)
+    at = common_prefix(old, new)
     return at, f"recorded {_around(old, at)!r}, now {_around(new, at)!r}"
 
 
@@ -137,7 +128,7 @@ def _message_difference(index: int, old: Mapping[str, Any], new: Mapping[str, An
 def _messages_difference(
     recorded: Sequence[Mapping[str, Any]], now: Sequence[Mapping[str, Any]]
 ) -> str:
-    shared = _prefix(recorded, now)
+    shared = common_prefix(recorded, now)
     if shared < len(recorded) and shared < len(now):
         return _message_difference(shared, recorded[shared], now[shared])
     if len(now) > len(recorded):

@@ -53,6 +53,7 @@ __all__ = [
     "Cassette",
     "Recording",
     "Response",
+    "common_prefix",
     "dump_cassette",
     "load_cassette",
     "read_cassette",
@@ -391,7 +392,8 @@ def read_cassette(path: Path) -> Cassette:
     return load_cassette(text, str(path))
 
 
-def _common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
+def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items ``a`` and ``b`` share."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -421,7 +423,7 @@ def _file_data(cassette: Cassette) -> dict[str, Any]:
             turn["tools"] = list(recording.tools)
         if recording.params:
             turn["call"] = dict(recording.params)
-        keep = _common_prefix(previous, recording.messages)
+        keep = common_prefix(previous, recording.messages)
         if keep:
             turn["keep"] = keep
         turn["messages"] = [dict(m) for m in recording.messages[keep:]]

@@ -9,24 +9,20 @@ Streaming streams: the wrapped model's chunks pass through as they come, ids rew
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from dataclasses import dataclass, field
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessageChunk, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from pydantic import ConfigDict
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 
 from harness.cassettes.format import Response, recorded_call_id
 from harness.cassettes.key import Request
 from harness.cassettes.tape import Tape
 from harness.models.wrapping import (
-    ToolBindingChatModel,
-    as_chunk,
-    bound_to,
-    emit_chunk,
-    emit_chunk_async,
-    quiet_config,
+    InnerChatModel,
+    Turn,
+    ask,
+    ask_async,
+    ask_stream,
+    ask_stream_async,
 )
 
 __all__ = ["RecordingChatModel"]
@@ -47,89 +43,62 @@ def _with_recorded_ids(chunk: AIMessageChunk, key: str) -> AIMessageChunk:
     )
 
 
-class RecordingChatModel(ToolBindingChatModel):
+@dataclass(slots=True)
+class _Streamed:
+    """One streamed turn being recorded: its ids rewritten as they pass, the whole kept."""
+
+    tape: Tape
+    request: Request
+    key: str = field(init=False)
+    whole: AIMessageChunk | None = None
+
+    def __post_init__(self) -> None:
+        # Request.key hashes the whole conversation: once per turn, not once per chunk.
+        self.key = self.request.key
+
+    def passing(self, piece: AIMessageChunk) -> AIMessageChunk:
+        """``piece`` as the agent sees it (recorded ids), added to the whole answer."""
+        chunk = _with_recorded_ids(piece, self.key)
+        self.whole = chunk if self.whole is None else self.whole + chunk
+        return chunk
+
+    def record(self) -> None:
+        """Write the whole streamed answer on the tape (an empty one when nothing came)."""
+        response = Response.of(self.whole or AIMessageChunk(content=""), self.key)
+        self.tape.record(self.request, self.key, response)
+
+
+class RecordingChatModel(InnerChatModel):
     """Answers with the wrapped model and records every turn on ``tape``."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    inner: BaseChatModel
     tape: Tape
 
     def __repr__(self) -> str:
         return f"RecordingChatModel({self.inner!r} -> {self.tape.info.path})"
 
-    @property
-    def _llm_type(self) -> str:
-        return self.inner._llm_type
+    def _request(self, turn: Turn) -> Request:
+        return Request.of(self.inner, turn.messages, turn.stop, turn.kwargs)
 
-    @property
-    def _identifying_params(self) -> dict[str, Any]:
-        return dict(self.inner._identifying_params)
-
-    def _request(
-        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
-    ) -> tuple[Request, str]:
-        request = Request.of(self.inner, messages, stop, kwargs)
-        return request, request.key
-
-    def _answer(self, request: Request, key: str, reply: BaseMessage) -> ChatResult:
+    def _answer(self, request: Request, reply: BaseMessage) -> AIMessage:
+        key = request.key
         response = Response.of(reply, key)
         self.tape.record(request, key, response)
-        message = response.message(request.identity.model)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return response.message(request.identity.model)
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        request, key = self._request(messages, stop, kwargs)
-        runnable, rest = bound_to(self.inner, kwargs)
-        reply = runnable.invoke(messages, quiet_config(), stop=stop, **rest)
-        return self._answer(request, key, reply)
+    def _reply(self, turn: Turn) -> AIMessage:
+        return self._answer(self._request(turn), ask(self.inner, turn))
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        request, key = self._request(messages, stop, kwargs)
-        runnable, rest = bound_to(self.inner, kwargs)
-        reply = await runnable.ainvoke(messages, quiet_config(), stop=stop, **rest)
-        return self._answer(request, key, reply)
+    async def _areply(self, turn: Turn) -> AIMessage:
+        return self._answer(self._request(turn), await ask_async(self.inner, turn))
 
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        request, key = self._request(messages, stop, kwargs)
-        runnable, rest = bound_to(self.inner, kwargs)
-        whole: AIMessageChunk | None = None
-        for piece in runnable.stream(messages, quiet_config(), stop=stop, **rest):
-            chunk = _with_recorded_ids(as_chunk(piece), key)
-            whole = chunk if whole is None else whole + chunk
-            yield emit_chunk(chunk, run_manager)
-        self.tape.record(request, key, Response.of(whole or AIMessageChunk(content=""), key))
+    def _pieces(self, turn: Turn) -> Iterator[AIMessageChunk]:
+        streamed = _Streamed(self.tape, self._request(turn))
+        for piece in ask_stream(self.inner, turn):
+            yield streamed.passing(piece)
+        streamed.record()
 
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        request, key = self._request(messages, stop, kwargs)
-        runnable, rest = bound_to(self.inner, kwargs)
-        whole: AIMessageChunk | None = None
-        async for piece in runnable.astream(messages, quiet_config(), stop=stop, **rest):
-            chunk = _with_recorded_ids(as_chunk(piece), key)
-            whole = chunk if whole is None else whole + chunk
-            yield await emit_chunk_async(chunk, run_manager)
-        self.tape.record(request, key, Response.of(whole or AIMessageChunk(content=""), key))
+    async def _apieces(self, turn: Turn) -> AsyncIterator[AIMessageChunk]:
+        streamed = _Streamed(self.tape, self._request(turn))
+        async for piece in ask_stream_async(self.inner, turn):
+            yield streamed.passing(piece)
+        streamed.record()

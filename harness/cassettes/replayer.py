@@ -9,29 +9,24 @@ model is given (``--record=missing``), which then answers and records the turn.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from pydantic import ConfigDict
+from langchain_core.messages import AIMessage, AIMessageChunk
 
 from harness.cassettes.format import Response
 from harness.cassettes.key import Request
 from harness.cassettes.tape import Tape
-from harness.models.wrapping import ToolBindingChatModel, emit_chunk, emit_chunk_async
+from harness.models.wrapping import InnerChatModel, Turn, as_ai_message, as_chunk
 
 __all__ = ["ReplayChatModel"]
 
 
-class ReplayChatModel(ToolBindingChatModel):
-    """Plays recorded answers; a miss is an error, or goes to ``fallback`` when there is one."""
+class ReplayChatModel(InnerChatModel):
+    """Plays recorded answers; a miss is an error, or goes to ``fallback`` when there is one.
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    ``inner`` is the scenario's model: its identity is part of every key; it is never invoked.
+    """
 
-    inner: BaseChatModel
-    """The scenario's model: its identity is part of every key; it is never invoked."""
     tape: Tape
     fallback: BaseChatModel | None = None
     """Answers (and records) what the tape lacks: a RecordingChatModel for --record=missing."""
@@ -39,79 +34,48 @@ class ReplayChatModel(ToolBindingChatModel):
     def __repr__(self) -> str:
         return f"ReplayChatModel({self.tape.info.path})"
 
-    @property
-    def _llm_type(self) -> str:
-        return self.inner._llm_type
-
-    @property
-    def _identifying_params(self) -> dict[str, Any]:
-        return dict(self.inner._identifying_params)
-
-    def _recorded(
-        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
-    ) -> tuple[Request, Response | None]:
-        request = Request.of(self.inner, messages, stop, kwargs)
+    def _recorded(self, turn: Turn) -> tuple[Request, Response | None]:
+        request = Request.of(self.inner, turn.messages, turn.stop, turn.kwargs)
         return request, self.tape.lookup(request.key)
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        request, response = self._recorded(messages, stop, kwargs)
-        if response is not None:
-            message = response.message(request.identity.model)
-            return ChatResult(generations=[ChatGeneration(message=message)])
+    def _fallback(self, request: Request) -> BaseChatModel:
+        """The model that answers a miss (CassetteMiss when there is none)."""
         if self.fallback is None:
             raise self.tape.miss(request)
-        return self.fallback._generate(messages, stop, run_manager, **kwargs)
+        return self.fallback
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        request, response = self._recorded(messages, stop, kwargs)
+    # The fallback's own entry points are called with no run manager: this model announces
+    # the turn's tokens itself (wrapping.StreamingTurnChatModel), so they are reported once.
+
+    def _reply(self, turn: Turn) -> AIMessage:
+        request, response = self._recorded(turn)
         if response is not None:
-            message = response.message(request.identity.model)
-            return ChatResult(generations=[ChatGeneration(message=message)])
-        if self.fallback is None:
-            raise self.tape.miss(request)
-        return await self.fallback._agenerate(messages, stop, run_manager, **kwargs)
+            return response.message(request.identity.model)
+        result = self._fallback(request)._generate(turn.messages, turn.stop, None, **turn.kwargs)
+        return as_ai_message(result.generations[0].message)
 
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        request, response = self._recorded(messages, stop, kwargs)
-        if response is None:
-            if self.fallback is None:
-                raise self.tape.miss(request)
-            yield from self.fallback._stream(messages, stop, run_manager, **kwargs)
+    async def _areply(self, turn: Turn) -> AIMessage:
+        request, response = self._recorded(turn)
+        if response is not None:
+            return response.message(request.identity.model)
+        fallback = self._fallback(request)
+        result = await fallback._agenerate(turn.messages, turn.stop, None, **turn.kwargs)
+        return as_ai_message(result.generations[0].message)
+
+    def _pieces(self, turn: Turn) -> Iterator[AIMessageChunk]:
+        request, response = self._recorded(turn)
+        if response is not None:
+            yield from response.chunks(request.identity.model)
             return
-        for piece in response.chunks(request.identity.model):
-            yield emit_chunk(piece, run_manager)
+        for piece in self._fallback(request)._stream(turn.messages, turn.stop, None, **turn.kwargs):
+            yield as_chunk(piece.message)
 
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        request, response = self._recorded(messages, stop, kwargs)
-        if response is None:
-            if self.fallback is None:
-                raise self.tape.miss(request)
-            async for chunk in self.fallback._astream(messages, stop, run_manager, **kwargs):
+    async def _apieces(self, turn: Turn) -> AsyncIterator[AIMessageChunk]:
+        request, response = self._recorded(turn)
+        if response is not None:
+            for chunk in response.chunks(request.identity.model):
                 yield chunk
             return
-        for piece in response.chunks(request.identity.model):
-            yield await emit_chunk_async(piece, run_manager)
+        fallback = self._fallback(request)
+        async for piece in fallback._astream(turn.messages, turn.stop, None, **turn.kwargs):
+            yield as_chunk(piece.message)

@@ -28,12 +28,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from harness.models.wrapping import Turn, TurnChatModel
 
 __all__ = ["DemoChatModel", "ToolSpec", "decide", "tool_specs"]
 
@@ -644,7 +644,7 @@ def decide(messages: Sequence[BaseMessage], tools: Sequence[ToolSpec]) -> AIMess
 # --------------------------------------------------------------------------- the chat model
 
 
-class DemoChatModel(BaseChatModel):
+class DemoChatModel(TurnChatModel):
     """Deterministic rule-based tool-calling chat model: no key, no network, honest mistakes."""
 
     @property
@@ -666,25 +666,9 @@ class DemoChatModel(BaseChatModel):
         schemas = [convert_to_openai_tool(t) for t in tools]
         return self.bind(tools=schemas, **kwargs)
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        specs = [ToolSpec.from_openai(t) for t in kwargs.get("tools") or ()]
-        return ChatResult(generations=[ChatGeneration(message=decide(messages, specs))])
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        # Pure computation: no thread hop needed.
-        return self._generate(messages, stop, None, **kwargs)
+    def _reply(self, turn: Turn) -> AIMessage:
+        specs = [ToolSpec.from_openai(t) for t in turn.kwargs.get("tools") or ()]
+        return decide(turn.messages, specs)
 
 
 def tool_specs(tools: Sequence[Any]) -> list[ToolSpec]:

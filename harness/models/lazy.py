@@ -17,25 +17,25 @@ import os
 import re
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.base import LangSmithParams
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from harness.errors import HarnessError, ProviderError
 from harness.models.providers import KEY_ENV, init_provider_model
 from harness.models.wrapping import (
     ToolBindingChatModel,
-    as_chunk,
-    bound_to,
-    emit_chunk,
-    emit_chunk_async,
-    quiet_config,
+    Turn,
+    as_ai_message,
+    ask,
+    ask_async,
+    ask_stream,
+    ask_stream_async,
 )
 from harness.text import shorten
 
@@ -201,78 +201,36 @@ class ProviderChatModel(ToolBindingChatModel):
             f"model {self.label}{where}: {cause}", model=self.label, endpoint=endpoint
         )
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        real = self.build()
-        runnable, rest = bound_to(real, kwargs)
+    @contextmanager
+    def _reported(self, real: BaseChatModel) -> Iterator[None]:
+        """Turn an SDK failure inside the block into one ProviderError (ours pass through)."""
         try:
-            reply = runnable.invoke(messages, quiet_config(), stop=stop, **rest)
-        except HarnessError:
-            raise
-        except Exception as exc:
-            raise self._failure(exc, real) from exc
-        return _result(reply)
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        real = self.build()
-        runnable, rest = bound_to(real, kwargs)
-        try:
-            reply = await runnable.ainvoke(messages, quiet_config(), stop=stop, **rest)
-        except HarnessError:
-            raise
-        except Exception as exc:
-            raise self._failure(exc, real) from exc
-        return _result(reply)
-
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        real = self.build()
-        runnable, rest = bound_to(real, kwargs)
-        try:
-            for piece in runnable.stream(messages, quiet_config(), stop=stop, **rest):
-                yield emit_chunk(as_chunk(piece), run_manager)
+            yield
         except HarnessError:
             raise
         except Exception as exc:
             raise self._failure(exc, real) from exc
 
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
+    def _reply(self, turn: Turn) -> AIMessage:
         real = self.build()
-        runnable, rest = bound_to(real, kwargs)
-        try:
-            async for piece in runnable.astream(messages, quiet_config(), stop=stop, **rest):
-                yield await emit_chunk_async(as_chunk(piece), run_manager)
-        except HarnessError:
-            raise
-        except Exception as exc:
-            raise self._failure(exc, real) from exc
+        with self._reported(real):
+            return as_ai_message(ask(real, turn))
 
+    async def _areply(self, turn: Turn) -> AIMessage:
+        real = self.build()
+        with self._reported(real):
+            return as_ai_message(await ask_async(real, turn))
 
-def _result(reply: BaseMessage) -> ChatResult:
-    message = reply if isinstance(reply, AIMessage) else AIMessage(content=reply.content)
-    return ChatResult(generations=[ChatGeneration(message=message)])
+    def _pieces(self, turn: Turn) -> Iterator[AIMessageChunk]:
+        real = self.build()
+        with self._reported(real):
+            yield from ask_stream(real, turn)
+
+    async def _apieces(self, turn: Turn) -> AsyncIterator[AIMessageChunk]:
+        real = self.build()
+        with self._reported(real):
+            async for piece in ask_stream_async(real, turn):
+                yield piece
 
 
 def provider_model(provider: str, model: str, options: Mapping[str, Any]) -> ProviderChatModel:

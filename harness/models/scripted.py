@@ -14,11 +14,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
-from langchain_core.callbacks import (
-    AsyncCallbackManagerForLLMRun,
-    CallbackManagerForLLMRun,
-)
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import (
     AIMessage,
@@ -28,13 +24,13 @@ from langchain_core.messages import (
     ToolCallChunk,
 )
 from langchain_core.messages.ai import UsageMetadata
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, field_validator
 
 from harness.errors import ScriptError as ScriptError  # re-exported: callers import it here
+from harness.models.wrapping import StreamingTurnChatModel, Turn
 
 TurnSpec = AIMessage | Mapping[str, Any]
 """One scripted turn: an ``AIMessage`` or ``{"tool_calls": [...], "content": "..."}``."""
@@ -127,7 +123,7 @@ def _usage(messages: Sequence[BaseMessage], reply: AIMessage) -> UsageMetadata:
     return cast(UsageMetadata, usage)
 
 
-class ScriptedChatModel(BaseChatModel):
+class ScriptedChatModel(StreamingTurnChatModel):
     """A chat model that plays scripted turns: turn k = number of AI messages in the input."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -210,62 +206,28 @@ class ScriptedChatModel(BaseChatModel):
         reply.response_metadata = {"model_name": self.model_name, "finish_reason": _finish(reply)}
         return reply
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _reply(self, turn: Turn) -> AIMessage:
         if self.latency:
             time.sleep(self.latency)
-        return ChatResult(generations=[ChatGeneration(message=self.reply_for(messages))])
+        return self.reply_for(turn.messages)
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def _areply(self, turn: Turn) -> AIMessage:
         if self.latency:
             await asyncio.sleep(self.latency)
-        return ChatResult(generations=[ChatGeneration(message=self.reply_for(messages))])
+        return self.reply_for(turn.messages)
 
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        if self.latency:
-            time.sleep(self.latency)
-        chunk = _as_chunk(self.reply_for(messages))
-        if run_manager is not None:
-            run_manager.on_llm_new_token(str(chunk.message.content), chunk=chunk)
-        yield chunk
+    def _pieces(self, turn: Turn) -> Iterator[AIMessageChunk]:
+        yield _as_chunk(self._reply(turn))
 
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        chunk = _as_chunk(self.reply_for(messages))
-        if run_manager is not None:
-            await run_manager.on_llm_new_token(str(chunk.message.content), chunk=chunk)
-        yield chunk
+    async def _apieces(self, turn: Turn) -> AsyncIterator[AIMessageChunk]:
+        yield _as_chunk(await self._areply(turn))
 
 
 def _finish(reply: AIMessage) -> str:
     return "tool_calls" if reply.tool_calls else "stop"
 
 
-def _as_chunk(reply: AIMessage) -> ChatGenerationChunk:
+def _as_chunk(reply: AIMessage) -> AIMessageChunk:
     """The whole reply as one streamed chunk, tool calls as JSON-string chunks like providers."""
     chunks = [
         ToolCallChunk(
@@ -277,11 +239,10 @@ def _as_chunk(reply: AIMessage) -> ChatGenerationChunk:
         )
         for index, call in enumerate(reply.tool_calls)
     ]
-    message = AIMessageChunk(
+    return AIMessageChunk(
         content=reply.content,
         tool_call_chunks=chunks,
         usage_metadata=reply.usage_metadata,
         response_metadata=reply.response_metadata,
         chunk_position="last",
     )
-    return ChatGenerationChunk(message=message)

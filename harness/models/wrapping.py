@@ -10,19 +10,31 @@ second report would record every requested tool call twice).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict
 
 __all__ = [
     "TOOL_KWARGS",
+    "InnerChatModel",
+    "StreamingTurnChatModel",
     "ToolBindingChatModel",
+    "Turn",
+    "TurnChatModel",
+    "as_ai_message",
+    "as_chunk",
+    "ask",
+    "ask_async",
+    "ask_stream",
+    "ask_stream_async",
     "bound_to",
     "chunk_text",
     "emit_chunk",
@@ -40,8 +52,90 @@ def quiet_config() -> RunnableConfig:
     return RunnableConfig(callbacks=[])
 
 
-class ToolBindingChatModel(BaseChatModel):
-    """A chat model that binds tools as OpenAI-format schemas in its call kwargs."""
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One call to a chat model: the conversation, the stop words and the call options."""
+
+    messages: list[BaseMessage]
+    stop: list[str] | None
+    kwargs: dict[str, Any]
+
+
+class TurnChatModel(BaseChatModel):
+    """A chat model that answers a whole :class:`Turn` with one AIMessage (no streaming).
+
+    LangChain's ``_generate``/``_agenerate`` are written here once; a model writes ``_reply``
+    (and ``_areply`` when its async answer differs from calling ``_reply``, e.g. to await).
+    """
+
+    def _reply(self, turn: Turn) -> AIMessage:
+        """The answer to ``turn``."""
+        raise NotImplementedError
+
+    async def _areply(self, turn: Turn) -> AIMessage:
+        """The answer to ``turn``, async (pure models need no thread hop: the sync one)."""
+        return self._reply(turn)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        reply = self._reply(Turn(messages, stop, kwargs))
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        reply = await self._areply(Turn(messages, stop, kwargs))
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+class StreamingTurnChatModel(TurnChatModel):
+    """A :class:`TurnChatModel` that also streams a turn as AIMessageChunks.
+
+    A separate class, not a default: LangChain (and LangGraph's "messages" stream mode) stream a
+    model whenever its class defines ``_stream``, so only a model that really streams may have it.
+    ``_stream``/``_astream`` announce each piece as a new token here, once.
+    """
+
+    def _pieces(self, turn: Turn) -> Iterator[AIMessageChunk]:
+        """The answer to ``turn`` piece by piece."""
+        raise NotImplementedError
+
+    def _apieces(self, turn: Turn) -> AsyncIterator[AIMessageChunk]:
+        """The answer to ``turn`` piece by piece, async."""
+        raise NotImplementedError
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        for piece in self._pieces(Turn(messages, stop, kwargs)):
+            yield emit_chunk(piece, run_manager)
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        async for piece in self._apieces(Turn(messages, stop, kwargs)):
+            yield await emit_chunk_async(piece, run_manager)
+
+
+class ToolBindingChatModel(StreamingTurnChatModel):
+    """A streaming chat model that binds tools as OpenAI-format schemas in its call kwargs."""
 
     def bind_tools(
         self,
@@ -55,6 +149,22 @@ class ToolBindingChatModel(BaseChatModel):
         if tool_choice is not None:
             kwargs["tool_choice"] = tool_choice
         return self.bind(tools=schemas, **kwargs)
+
+
+class InnerChatModel(ToolBindingChatModel):
+    """A chat model in front of ``inner``: it takes the inner model's type and identity."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inner: BaseChatModel
+
+    @property
+    def _llm_type(self) -> str:
+        return self.inner._llm_type
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return dict(self.inner._identifying_params)
 
 
 def bound_to(
@@ -73,6 +183,32 @@ def bound_to(
         rest = {**runnable.kwargs, **rest}
         runnable = runnable.bound
     return runnable, rest
+
+
+def ask(inner: BaseChatModel, turn: Turn) -> BaseMessage:
+    """``inner``'s answer to ``turn``, its tools bound its own way, its events kept quiet."""
+    runnable, rest = bound_to(inner, turn.kwargs)
+    return runnable.invoke(turn.messages, quiet_config(), stop=turn.stop, **rest)
+
+
+async def ask_async(inner: BaseChatModel, turn: Turn) -> BaseMessage:
+    """``inner``'s answer to ``turn`` (async), its tools bound its own way, events quiet."""
+    runnable, rest = bound_to(inner, turn.kwargs)
+    return await runnable.ainvoke(turn.messages, quiet_config(), stop=turn.stop, **rest)
+
+
+def ask_stream(inner: BaseChatModel, turn: Turn) -> Iterator[AIMessageChunk]:
+    """``inner``'s streamed answer to ``turn``, piece by piece, its events kept quiet."""
+    runnable, rest = bound_to(inner, turn.kwargs)
+    for piece in runnable.stream(turn.messages, quiet_config(), stop=turn.stop, **rest):
+        yield as_chunk(piece)
+
+
+async def ask_stream_async(inner: BaseChatModel, turn: Turn) -> AsyncIterator[AIMessageChunk]:
+    """``inner``'s streamed answer to ``turn`` (async), piece by piece, events quiet."""
+    runnable, rest = bound_to(inner, turn.kwargs)
+    async for piece in runnable.astream(turn.messages, quiet_config(), stop=turn.stop, **rest):
+        yield as_chunk(piece)
 
 
 def chunk_text(chunk: BaseMessage) -> str:
@@ -105,6 +241,11 @@ async def emit_chunk_async(
     if run_manager is not None:
         await run_manager.on_llm_new_token(chunk_text(message), chunk=chunk)
     return chunk
+
+
+def as_ai_message(reply: BaseMessage) -> AIMessage:
+    """An inner model's answer as an ``AIMessage`` (it already is one, usually)."""
+    return reply if isinstance(reply, AIMessage) else AIMessage(content=reply.content)
 
 
 def as_chunk(message: BaseMessage) -> AIMessageChunk:

@@ -624,8 +624,24 @@ def _score_view(score: Score, scrubber: Scrubber) -> ScoreView:
         passed=score.passed,
         reason=scrubber.text(score.reason, TEXT_LIMIT),
         codes=tuple(score.codes),
-        details=scrubber.value(score.details.to_dict()),
+        details=_details_view(score.details, scrubber),
     )
+
+
+_NO_DETAILS = Details()
+
+
+def _details_view(details: Details, scrubber: Scrubber) -> Mapping[str, Any]:
+    # most scores of a large stream pass with nothing to detail: that form is rendered once
+    if not (
+        details.pairs
+        or details.unmatched_expected
+        or details.unmatched_actual
+        or details.issues
+        or details.extra
+    ):
+        return scrubber.constant("no details", _NO_DETAILS.to_dict())  # type: ignore[no-any-return]
+    return scrubber.value(details.to_dict())  # type: ignore[no-any-return]
 
 
 def _check_view(check: CheckResult, scrubber: Scrubber) -> CheckView:

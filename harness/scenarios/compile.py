@@ -6,6 +6,7 @@ names (and model construction).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -209,6 +210,8 @@ class FileLoader:
             if suite is not None and suite.cassettes
             else None,
             tags=tuple(dict.fromkeys([*((suite.tags or []) if suite else []), *(spec.tags or [])])),
+            agent_reuse=bool(suite and suite.agent_reuse),
+            model_config=_model_config(spec, suite),
         )
 
     def _turns(
@@ -460,6 +463,12 @@ class FileLoader:
             )
             self.out.add(where, str(exc))
             return None
+
+
+def _model_config(spec: ScenarioSpec, suite: SuiteSpec | None) -> str:
+    """The scenario's model spec and script as canonical JSON (the agent-reuse key's half)."""
+    model_spec = spec.model if spec.model is not None else (suite.model if suite else None)
+    return json.dumps([model_spec, spec.script], sort_keys=True, default=repr)
 
 
 def _merge_config(defaults: ConfigSpec | None, own: ConfigSpec | None) -> dict[str, Any]:

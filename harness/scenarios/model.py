@@ -123,6 +123,13 @@ class Scenario:
     """The suite's ``tags:`` then the scenario's, for ``-m`` selection (harness.selection)."""
     cassettes: str | None = None
     """The suite's ``cassettes:`` folder, resolved against the file (harness.cassettes)."""
+    agent_reuse: bool = False
+    """The suite's ``agent_reuse:``: the runner builds one agent per (factory, model config)
+    and hands it to every scenario that shares them (docs/architecture.md, "Threading and
+    concurrency contracts", Agent reuse)."""
+    model_config: str = ""
+    """The model's spec and script as canonical JSON: with :attr:`agent_reuse`, scenarios
+    whose factory and ``model_config`` are equal share one agent."""
 
     @property
     def id(self) -> str:

@@ -8,6 +8,7 @@ and the stand-in counts that no request reached it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
@@ -42,6 +44,7 @@ from harness.cli import main
 from harness.demo import build_tool_agent, travel
 from harness.errors import CassetteError, CassetteMiss
 from harness.models import DemoChatModel, make_model
+from harness.models.scripted import ScriptedChatModel
 from harness.scenarios import looks_like_suite
 from tests.support.openai_server import (
     API_KEY,
@@ -490,6 +493,39 @@ def test_record_missing_keeps_what_is_there(tmp_path: Path) -> None:
     after = read_cassette(info.path)
     assert [r.messages[-1]["text"] for r in after.recordings] == ["first", "second"]
     assert info.path.read_text().startswith(before.rsplit("turns:", 1)[0])
+
+
+class _Tokens(BaseCallbackHandler):
+    """Collects the streamed tokens a model announces to the run's callbacks."""
+
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+
+    def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+        self.tokens.append(token)
+
+
+def test_record_missing_streams_each_token_once(tmp_path: Path) -> None:
+    # A miss is streamed by the fallback recorder: the replayer announces its chunks itself,
+    # so the agent's handlers must see every token once, not once per wrapping layer.
+    info = TapeInfo(tmp_path / "c.yaml", "s::stream-missing")
+    store = CassetteStore("missing")
+    model = store.wrap(ScriptedChatModel([{"content": "hello there"}]), info)
+    handler = _Tokens()
+    pieces = list(model.stream("hi", config={"callbacks": [handler]}))
+    assert "".join(str(p.content) for p in pieces) == "hello there"
+    assert handler.tokens == ["hello there"]
+    store.finish()
+    (recording,) = read_cassette(info.path).recordings
+    replayed = CassetteStore("replay").wrap(ScriptedChatModel([{"content": "other"}]), info)
+    again = _Tokens()
+    assert asyncio.run(_astreamed(replayed, again)) == "hello there"  # from the tape
+    assert "".join(again.tokens) == "hello there"  # the tape's chunks, each announced once
+    assert recording.response.message("scripted").content == "hello there"
+
+
+async def _astreamed(model: BaseChatModel, handler: BaseCallbackHandler) -> str:
+    return "".join([str(p.content) async for p in model.astream("hi", {"callbacks": [handler]})])
 
 
 def test_replay_without_a_cassette_names_the_fix(tmp_path: Path) -> None:

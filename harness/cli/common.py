@@ -1,0 +1,66 @@
+"""What several commands share: loading suites, printing issues, the redactor, ``--trace-url``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rich.console import Console
+
+from harness.redaction import DEFAULT_REDACT_KEYS, Redactor
+
+
+def make_redactor(args: argparse.Namespace) -> Redactor:
+    """The one Redactor of a command: the default keys (unless dropped) plus ``--redact``, and
+    the ``--redact-pattern`` value patterns."""
+    extra = [key.strip() for item in args.redact for key in item.split(",") if key.strip()]
+    base = () if args.no_default_redact else DEFAULT_REDACT_KEYS
+    return Redactor((*base, *extra), value_patterns=getattr(args, "redact_pattern", ()))
+
+
+def plain(console: Console) -> Callable[[str], None]:
+    """Print lines as they are: no rich markup or highlighting (YAML has brackets)."""
+
+    def write(line: str) -> None:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    return write
+
+
+def load_suites(paths: Sequence[str], err: Console, verbose: bool = False) -> Any:
+    """The suites under ``paths``; None (the issues printed) when one does not load."""
+    from harness.scenarios import ConfigError, display_path, load_paths
+
+    def skipped(path: Any) -> None:
+        line = f"skipped {display_path(path)}: not a scenario suite"
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    try:
+        return load_paths(paths, on_skip=skipped if verbose else None)
+    except ConfigError as exc:
+        print_issues(exc.issues, err)
+        return None
+
+
+def print_issues(issues: Sequence[Any], err: Console) -> None:
+    """Every configuration issue, one a line, then their count."""
+    for issue in issues:
+        err.print(str(issue), markup=False, highlight=False, soft_wrap=True)
+    count = len(issues)
+    err.print(f"{count} configuration error{'s' if count != 1 else ''}", style="bold red")
+
+
+def trace_url_ok(args: argparse.Namespace, err: Console) -> bool:
+    """``--trace-url`` holds ``{trace_id}`` (or is not given)."""
+    if not args.trace_url:
+        return True
+    from harness.errors import ExportConfigError
+    from harness.report.links import check_template
+
+    try:
+        check_template(args.trace_url)
+    except ExportConfigError as exc:
+        err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
+        return False
+    return True

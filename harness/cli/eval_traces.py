@@ -1,0 +1,109 @@
+"""``harness eval-traces``: score recorded OTLP JSON traces against scenarios, streamed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from rich.console import Console
+
+from harness.cli.common import load_suites, make_redactor, trace_url_ok
+from harness.cli.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from harness.cli.reporters import build_reporters, print_written, report_failed, report_options
+from harness.redaction import Redactor
+
+_MAX_TRACE_ROWS = 200
+"""Console rows for eval-traces: beyond this only traces that did not pass are listed."""
+
+
+def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """``harness eval-traces``: score the trace files against the scenarios; the exit code."""
+    from harness.errors import SelectionError
+    from harness.evaluate_traces import ScenarioIndex, UnknownScenarioError
+    from harness.scenarios import iter_scenarios
+    from harness.selection import Selection
+
+    try:
+        selection = Selection.build(keywords=args.keyword)
+    except SelectionError as exc:
+        err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_CONFIG
+    try:
+        redactor = make_redactor(args)
+    except ValueError as exc:
+        err.print(f"--redact: {exc}", style="bold red", markup=False)
+        return EXIT_CONFIG
+    if not trace_url_ok(args, err):
+        return EXIT_CONFIG
+    missing = [path for path in args.files if not os.path.isfile(path)]
+    if missing:
+        err.print(f"no such trace file: {', '.join(missing)}", style="bold red", markup=False)
+        return EXIT_CONFIG
+    suites = load_suites(args.scenarios, err)
+    if suites is None:
+        return EXIT_CONFIG
+    scenarios = list(iter_scenarios(suites))
+    only = None
+    if args.scenario:
+        try:
+            only = ScenarioIndex(scenarios).named(args.scenario)
+        except UnknownScenarioError as exc:
+            err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
+            return EXIT_CONFIG
+    chosen = {id(s) for s in selection.apply(scenarios)} if selection.narrows else None
+    return _score(args, scenarios, only, chosen, redactor, out, err)
+
+
+def _score(
+    args: argparse.Namespace,
+    scenarios: list[Any],
+    only: Any,
+    chosen: set[int] | None,
+    redactor: Redactor,
+    out: Console,
+    err: Console,
+) -> int:
+    """Stream every trace through the workers into the reports; the exit code.
+
+    ``only``: the ``--scenario`` that scores every trace; ``chosen``: the ids of the ``-k``
+    selection (None: every scenario).
+    """
+    from harness.evaluate_traces import KEPT_RESULTS
+    from harness.report.base import ReportFeed
+    from harness.workers import default_workers, evaluate_traces_in_workers
+
+    def selected(scenario: Any) -> bool:
+        return chosen is None or id(scenario) in chosen
+
+    unreadable: list[Any] = []
+    # the JSON and JUnit reports stream every result; the console and HTML keep the sample
+    options = report_options(args, out, max_rows=_MAX_TRACE_ROWS, keep=KEPT_RESULTS)
+    feed = ReportFeed.for_stream(
+        build_reporters(options, report_failed(err)),
+        redactor,
+        report_failed(err),
+        trace_url=args.trace_url,
+    )
+    try:
+        result = evaluate_traces_in_workers(
+            args.files,
+            scenarios,
+            workers=args.workers or default_workers(),
+            only=only,
+            selected=selected,
+            errors=unreadable,
+            progress=feed.add,
+            keep=KEPT_RESULTS,
+        )
+    except BaseException:
+        feed.abort()
+        raise
+    print_written(feed.close(result), out)
+    if result.interrupted:
+        return EXIT_INTERRUPTED
+    if not result.total:
+        err.print("no traces found in " + " ".join(args.files), style="bold red", markup=False)
+        return EXIT_FAILED
+    # an unreadable line may have held a failing trace: do not call the run clean
+    return EXIT_OK if result.ok and not unreadable else EXIT_FAILED

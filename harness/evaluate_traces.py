@@ -371,6 +371,19 @@ def evaluate_traces(
     except KeyboardInterrupt:
         interrupted = True
     warnings.extend(str(error) for error in errors[first_error:])
+    return traces_result(sample, warnings, deselected, started_at, start, interrupted=interrupted)
+
+
+def traces_result(
+    sample: ResultSample[ScenarioResult],
+    warnings: list[str],
+    deselected: int,
+    started_at: float,
+    start: float,
+    *,
+    interrupted: bool,
+) -> SuiteResult:
+    """The suite result of scored traces (one process or many: the same wording and counts)."""
     if deselected:
         warnings.append(f"{deselected} trace(s) of scenarios not selected by -k were skipped")
     return SuiteResult(

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.evaluate_traces import KEPT_RESULTS, evaluate_traces
+from harness.evaluate_traces import KEPT_RESULTS, evaluate_traces, traces_result
 from harness.result import ResultSample, ScenarioResult, SuiteResult
 from harness.scenarios import Scenario
 from tracing.otlp_json import FileSlice, OtlpJsonError
@@ -315,17 +315,7 @@ def evaluate_traces_in_workers(
     finally:
         pool.shutdown(wait=not interrupted, cancel_futures=True)
     warnings = unreadable + [str(error) for error in errors[first_error:]]
-    if deselected:
-        # the wording of evaluate_traces, which reports the same count in one process
-        warnings.append(f"{deselected} trace(s) of scenarios not selected by -k were skipped")
-    return SuiteResult(
-        scenarios=sample.scenarios,
-        started_at=started_at,
-        duration=time.perf_counter() - start,
-        interrupted=interrupted,
-        warnings=tuple(warnings),
-        omitted=sample.omitted,
-    )
+    return traces_result(sample, warnings, deselected, started_at, start, interrupted=interrupted)
 
 
 def _in_order(

@@ -18,7 +18,7 @@ from harness.report.links import with_trace_url
 from harness.report.view import ScenarioView, SuiteView, scenario_view, suite_view
 from harness.result import ScenarioResult, SuiteResult
 
-__all__ = ["ReportFeed", "Reporter", "ScrubPolicy"]
+__all__ = ["ReportFeed", "Reporter", "ResultWriter", "ScrubPolicy", "write_whole"]
 
 
 class Reporter(Protocol):
@@ -178,3 +178,27 @@ class ReportFeed:
         self.reporters.remove(reporter)
         reporter.abort()
         self._failed(reporter, exc)
+
+
+class ResultWriter(Protocol):
+    """A report fed with results, not views (``JsonReportWriter``, ``JunitReportWriter``)."""
+
+    def add(self, scenario: ScenarioResult) -> None:
+        """Append one scenario."""
+
+    def close(self, summary: SuiteResult) -> Path:
+        """Finish the file; the path written."""
+
+    def abort(self) -> None:
+        """Leave nothing behind."""
+
+
+def write_whole(writer: ResultWriter, result: SuiteResult) -> Path:
+    """Feed every scenario of ``result`` to ``writer`` and close it; abort it if that raises."""
+    try:
+        for scenario in result.scenarios:
+            writer.add(scenario)
+    except BaseException:
+        writer.abort()
+        raise
+    return writer.close(result)

@@ -23,7 +23,7 @@ from typing import IO, Any
 import orjson
 
 from harness.redaction import Redactor, Scrubber, StreamScrubber
-from harness.report.base import ReportFeed, ScrubPolicy
+from harness.report.base import ReportFeed, ScrubPolicy, write_whole
 from harness.report.files import atomic_output
 from harness.report.view import (
     CallView,
@@ -233,13 +233,7 @@ def write_json(
     The same text as :func:`render_json`, written one scenario at a time.
     """
     writer = JsonReportWriter(path, scrubber=Scrubber.for_suite(redactor, result))
-    try:
-        for scenario in result.scenarios:
-            writer.add(scenario)
-    except BaseException:
-        writer.abort()
-        raise
-    return writer.close(result)
+    return write_whole(writer, result)
 
 
 # --- the reporter ---------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import IO
 from xml.sax.saxutils import quoteattr
 
 from harness.redaction import Redactor, Scrubber, StreamScrubber
-from harness.report.base import ReportFeed, ScrubPolicy
+from harness.report.base import ReportFeed, ScrubPolicy, write_whole
 from harness.report.files import atomic_output
 from harness.report.text import failure_text, match_table, paused_line
 from harness.report.view import ScenarioView, SuiteView, scenario_view
@@ -60,13 +60,7 @@ def write_junit(
 ) -> Path:
     """Write the JUnit XML report, creating parent folders; returns the path written."""
     writer = JunitReportWriter(path, scrubber=Scrubber.for_suite(redactor, result))
-    try:
-        for scenario in result.scenarios:
-            writer.add(scenario)
-    except BaseException:
-        writer.abort()
-        raise
-    return writer.close(result)
+    return write_whole(writer, result)
 
 
 class JunitReporter:

@@ -395,7 +395,7 @@ def test_huge_values_are_rendered_in_seconds_and_cut_in_the_view(tmp_path: Path)
 
 def test_each_sample_is_searched_for_secrets_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The progress line, the root span and the reports ask about the same runs: one search."""
-    from harness import redaction
+    from harness.redaction import secrets as redaction  # where each sample is searched
 
     searched: list[object] = []
     real = redaction._sample_secrets

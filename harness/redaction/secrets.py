@@ -1,0 +1,179 @@
+"""The one secret collector: the values found under redacted keys, searched once per sample.
+
+:func:`collect_secrets` gathers them from runs, :func:`secrets_in` from any value;
+:data:`MIN_SECRET_LENGTH` is the one minimum length for every report. See
+docs/architecture.md, "Redaction".
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from harness.redaction.values import jsonable, safe_repr
+
+if TYPE_CHECKING:  # the result model imports this package: no import back at run time
+    from harness.redaction.keys import Redactor
+    from harness.result import RunResult
+
+__all__ = ["MIN_SECRET_LENGTH", "collect_secrets", "secrets_in"]
+
+MIN_SECRET_LENGTH: Final = 3
+"""Shorter values under a secret key are not scrubbed out of free text: masking every "1" or
+"ok" would garble it. One length for every report (docs/architecture.md, "Redaction")."""
+
+_MAX_DEPTH = 50
+"""Deeper nesting is not searched for secrets (the structured views still mask it by key)."""
+_MAX_SECRET_LENGTH = 4096
+"""Longer values under a secret key are masked by key but not searched for in free text."""
+
+
+def collect_secrets(runs: Iterable[RunResult], redactor: Redactor) -> frozenset[str]:
+    """The values found under redacted keys in these runs' calls, results and expectations.
+
+    Each sample is searched once per redactor: the progress line, the root span and the reports
+    each ask about the same runs, and a million-element result costs seconds per search.
+    """
+    if not redactor.patterns:
+        return frozenset()
+    found: set[str] = set()
+    for run in runs:
+        if run.sample is not None:
+            found.update(_SEARCHED.secrets(run.sample, redactor))
+    return frozenset(found)
+
+
+def _sample_secrets(sample: Any, redactor: Redactor) -> frozenset[str]:
+    found: set[str] = set()
+    for call in sample.tool_calls or ():
+        secrets_in(call.args, redactor, found)
+        secrets_in(call.result, redactor, found)
+    for expectation in sample.expected_tool_calls:
+        # matchers in their `$` form: a literal in a pattern is a value like any other
+        secrets_in(jsonable(dict(expectation.args)), redactor, found)
+    return frozenset(found)
+
+
+class _Searched:
+    """The secrets of the last :data:`_SEARCHED_KEPT` samples searched, per redactor.
+
+    Entries hold their sample and redactor, so an id is never reused while it is a key; the
+    oldest entry goes first. A sample is not changed once scored (docs/architecture.md,
+    "Data flow"), so its secrets stay what they were.
+    """
+
+    __slots__ = ("_entries", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[tuple[int, int], tuple[Any, Redactor, frozenset[str]]] = {}
+
+    def secrets(self, sample: Any, redactor: Redactor) -> frozenset[str]:
+        key = (id(sample), id(redactor))
+        with self._lock:
+            entry = self._entries.get(key)
+        if entry is not None and entry[0] is sample and entry[1] is redactor:
+            return entry[2]
+        found = _sample_secrets(sample, redactor)
+        with self._lock:
+            if len(self._entries) >= _SEARCHED_KEPT:
+                del self._entries[next(iter(self._entries))]
+            self._entries[key] = (sample, redactor, found)
+        return found
+
+
+_SEARCHED_KEPT = 64
+_SEARCHED = _Searched()
+
+
+def secrets_in(value: Any, redactor: Redactor, found: set[str]) -> None:
+    """Add to ``found`` the leaf values under redacted keys in ``value`` (JSON text included)."""
+    if not redactor.patterns:
+        return
+    try:
+        _Search(redactor, found).walk(value, False, 0)
+    except Exception:  # a value nothing can read: it renders as a placeholder, holds nothing
+        return
+
+
+_CONTAINERS = frozenset({dict, list, tuple})
+_JSON_STARTS = frozenset("{[ \t\r\n")
+_LEAVES = frozenset({int, float, bool, type(None)})
+
+
+class _Search:
+    """One search of a value for the leaves under redacted keys: each container once per path
+    (a cycle ends there), :data:`_MAX_DEPTH` levels, JSON text looked into. Plain numbers and
+    strings that are not under a secret key are skipped without a call: a million-element
+    result is searched in a second or two."""
+
+    __slots__ = ("_matches", "_path", "found", "redactor")
+
+    def __init__(self, redactor: Redactor, found: set[str]) -> None:
+        self.redactor = redactor
+        self.found = found
+        self._matches = redactor.matches
+        self._path: set[int] = set()
+
+    def walk(self, value: Any, secret: bool, depth: int) -> None:
+        kind = type(value)
+        if kind is str:
+            if secret or value[:1] in _JSON_STARTS:
+                _secret_text(value, self, secret, depth)
+            return
+        if kind in _CONTAINERS or isinstance(value, (Mapping, list, tuple)):
+            if depth <= _MAX_DEPTH:
+                self._container(value, kind, secret, depth)
+            return
+        if secret and isinstance(value, (int, float)) and not isinstance(value, bool):
+            text = safe_repr(value)
+            if MIN_SECRET_LENGTH <= len(text) <= _MAX_SECRET_LENGTH:
+                self.found.add(text)
+
+    def _container(self, value: Any, kind: type, secret: bool, depth: int) -> None:
+        marker = id(value)
+        path = self._path
+        if marker in path:
+            return  # a cycle: already being searched further up
+        path.add(marker)
+        try:
+            if kind is dict or isinstance(value, Mapping):
+                matches = self._matches
+                for key, item in value.items():
+                    hit = secret or (type(key) is str and matches(key))
+                    if hit or _may_hold(item):
+                        self.walk(item, hit, depth + 1)
+            else:
+                for item in value:
+                    if secret or _may_hold(item):
+                        self.walk(item, secret, depth + 1)
+        finally:
+            path.discard(marker)
+
+
+def _may_hold(item: Any) -> bool:
+    """Can ``item``, not under a secret key, hold one? Containers and JSON text only."""
+    kind = type(item)
+    if kind is str:
+        return item[:1] in _JSON_STARTS
+    return kind not in _LEAVES
+
+
+def _secret_text(value: str, search: _Search, secret: bool, depth: int) -> None:
+    head = value[:64].lstrip()
+    redactor = search.redactor
+    if head[:1] in ("{", "[") and (secret or redactor._might_match(value)):
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            search.walk(parsed, secret, depth + 1)
+            if not secret:
+                return
+    if secret:
+        stripped = value.strip()
+        if MIN_SECRET_LENGTH <= len(stripped) <= _MAX_SECRET_LENGTH:
+            search.found.add(stripped)

@@ -1,0 +1,296 @@
+"""The view classes every reporter renders from (:mod:`harness.report.view` describes the shape).
+
+Only data and the few properties reporters ask of it; building a view from a result is
+:mod:`harness.report.view.build`, its match rows :mod:`harness.report.view.rows`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from harness.result import Status
+
+RowVerdict = Literal["ok", "wrong_args", "missing", "unexpected"]
+"""``ok``: the call matches; ``wrong_args``: same tool, some argument wrong; ``missing``: no call
+for this expectation; ``unexpected``: a call no expectation claimed."""
+
+# --- the view classes ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ArgView:
+    """One argument of a call or an expectation, masked and scrubbed."""
+
+    key: str
+    value: Any
+    """JSON-ready (matchers in their ``$`` mapping form); the mask when ``masked``."""
+    text: str
+    """How a table shows it (``repr``, a matcher's ``$`` description); ``repr`` of the mask when
+    ``masked``."""
+    masked: bool
+    """The key is secret: the value was replaced by the mask."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallView:
+    """A recorded call: index in the run's calls, name, arguments, what its execution gave."""
+
+    index: int
+    name: str
+    args: tuple[ArgView, ...]
+    status: str
+    """``ok``, ``error`` or ``requested`` (asked for, never executed)."""
+    error: str | None
+    result: Any
+    """JSON-ready, masked and scrubbed (None when the tool returned nothing or did not run)."""
+    result_text: str | None
+    """The result as prose: a string as it is (JSON text masked inside), else its ``text``
+    form; None when there is no result."""
+    id: str | None = None
+    node: str | None = None
+    turn: int = 0
+    duration_ns: int | None = None
+    args_captured: bool = True
+    """False when the trace was recorded without content: ``args`` is empty for that reason,
+    not because the model sent none (``harness eval-traces``)."""
+    agent: str | None = None
+    """The path of graphs the call ran in (``supervisor/research_agent``), None if unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectationView:
+    """An expected call: index in the sample's expectations, tool name, argument patterns."""
+
+    index: int
+    name: str
+    args: tuple[ArgView, ...]
+    agent: str | None = None
+    """The agent the expectation is scoped to (a path, its last segments or a glob)."""
+    node: str | None = None
+    """The node the expectation is scoped to (a name or a glob)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DiffView:
+    """One argument difference of a paired row, ready to show."""
+
+    path: str
+    """JSON pointer of the argument (``/filter/status``); ``""`` for the arguments as a whole."""
+    code: str
+    """The diff's reason code (``wrong_value``, ``missing_arg``, ``extra_arg``, ...)."""
+    expected: str
+    """The expected pattern as text (the mask when ``masked``)."""
+    actual: str
+    """The actual value as text (``<absent>`` when missing; the mask when ``masked``)."""
+    reason: str
+    """The diff's message, scrubbed; ``"<code> (value masked)"`` when ``masked``."""
+    masked: bool
+    """The path crosses a secret key, or a value held one: the message is not shown."""
+    source: str = ""
+    """``""`` for the expectation's own check; else the metric that recorded the diff."""
+
+    @property
+    def top(self) -> str:
+        """The top-level argument the diff sits under (``""`` for the whole arguments)."""
+        return _pointer(self.path)[0] if self.path else ""
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRow:
+    """One line of the match table: an expected call and its partner, or an unexpected call."""
+
+    verdict: RowVerdict
+    expected_index: int | None
+    """Index into :attr:`RunView.expected` (None for an unexpected call)."""
+    actual_index: int | None
+    """Index into :attr:`RunView.calls` (None for a missing call)."""
+    diffs: tuple[DiffView, ...] = ()
+    note: str | None = None
+    """For an unexpected call that failed: ``error: <message>``, scrubbed."""
+    tags: tuple[str, ...] = ()
+    """What failing checks say of the actual call: ``forbidden``, ``tool error``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreView:
+    """A metric's verdict on the run, reason scrubbed, details JSON-ready and masked."""
+
+    name: str
+    value: float
+    threshold: float
+    passed: bool
+    reason: str
+    codes: tuple[str, ...]
+    details: Mapping[str, Any]
+    """``Details.to_dict()`` masked and scrubbed: pairs, unmatched indices, issues, extras."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckView:
+    """A ``forbid`` / ``no_errors`` / ``output`` verdict, reason scrubbed."""
+
+    name: str
+    passed: bool
+    code: str | None
+    reason: str
+    calls: tuple[int, ...]
+    """Indices into :attr:`RunView.calls` of the calls that broke the check."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorView:
+    """Why a run errored, every text scrubbed."""
+
+    type: str
+    message: str
+    traceback: str
+    phase: str
+    brief: bool = False
+    """The message says it all (``ErrorInfo.brief``): the traceback is shown only on request."""
+
+    def summary(self) -> str:
+        """``Type: message`` in one line."""
+        return f"{self.type}: {self.message}" if self.message else self.type
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    """One run: what was recorded and expected, how it scored, and its match table."""
+
+    index: int
+    passed: bool
+    trace_id: str | None
+    duration: float
+    recorded: bool
+    """A sample was captured (False: the run errored before it, or a lean passing trace)."""
+    output: Any
+    """The final answer, JSON-ready, masked and scrubbed (None when there is none)."""
+    output_text: str | None
+    """The final answer as prose (a string as it is), None when there is none."""
+    calls: tuple[CallView, ...]
+    expected: tuple[ExpectationView, ...]
+    scores: tuple[ScoreView, ...]
+    checks: tuple[CheckView, ...]
+    error: ErrorView | None
+    rows: tuple[MatchRow, ...]
+    reasons: tuple[str, ...]
+    """One line per failing score or check, or the error (``RunResult.reasons``), scrubbed."""
+    input_text: str | None = None
+    """The input the agent got, as prose (a string as it is), None when there is none."""
+    paused: tuple[Any, ...] = ()
+    """The interrupt payloads the run ended paused on (``RunResult.paused``), JSON-ready,
+    masked and scrubbed; empty when it finished."""
+    paused_text: str | None = None
+    """Those payloads as prose (``; `` between several), None when the run finished."""
+    turns: tuple[TurnView, ...] = ()
+    """A conversation's turns (``turns:``), in order; empty for a single-input scenario."""
+
+    @property
+    def several_agents(self) -> bool:
+        """Do the calls come from more than one agent (match tables then name each one's)?"""
+        return len({call.agent for call in self.calls}) > 1
+
+    def row_agent(self, row: MatchRow) -> str:
+        """A row's agent: its call's, else the scope of its expectation, else ``-``."""
+        if row.actual_index is not None:
+            return self.calls[row.actual_index].agent or "-"
+        if row.expected_index is not None:
+            return self.expected[row.expected_index].agent or "-"
+        return "-"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnView:
+    """One turn of a conversation: where it left the graph (paused on what, or finished)."""
+
+    index: int
+    """0-based, as ``Sample.metadata["turns"]`` counts them."""
+    paused: tuple[Any, ...] = ()
+    """The interrupt payloads the turn ended paused on, JSON-ready, masked; empty: finished."""
+    paused_text: str | None = None
+    """Those payloads as prose, None when the turn finished."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioView:
+    """One scenario result as every report shows it."""
+
+    suite: str
+    name: str
+    file: str
+    line: int | None
+    status: Status
+    runs: tuple[RunView, ...]
+    repeat: int
+    pass_rate: float
+    passes: int
+    xfail: str | None
+    reasons: tuple[str, ...]
+    """Why the scenario did not pass, scrubbed."""
+    duration: float
+    trace_id: str | None = None
+    """Set when the result scores one recorded trace (``harness eval-traces``)."""
+    source: str | None = None
+    """Where that trace was read (``file:line``)."""
+    trace_url: str | None = None
+    """A link to the shown run's trace in a backend (``--trace-url``); None without one."""
+
+    @property
+    def display_name(self) -> str:
+        """The name, with ``[trace id prefix]`` when the result scores a recorded trace."""
+        return f"{self.name}[{self.trace_id[:12]}]" if self.trace_id else self.name
+
+    @property
+    def id(self) -> str:
+        """``suite::name`` (``suite::name[trace]`` for a recorded trace)."""
+        return f"{self.suite}::{self.display_name}"
+
+    @property
+    def location(self) -> str:
+        """``file:line``."""
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    @property
+    def shown(self) -> RunView | None:
+        """The run a report details: the first that did not pass, else the last."""
+        for run in self.runs:
+            if not run.passed:
+                return run
+        return self.runs[-1] if self.runs else None
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteView:
+    """The suite summary a reporter closes with: counts, timing, warnings (scrubbed)."""
+
+    started_at: float
+    duration: float
+    interrupted: bool
+    not_run: int
+    ok: bool
+    counts: Mapping[str, int]
+    """Per status, every result (kept or not)."""
+    omitted: Mapping[str, int]
+    """Per status, results counted but not kept in the summary (a stream's bounded sample)."""
+    warnings: tuple[str, ...]
+    summary: str
+    """``3 passed, 1 failed in 1.23s``."""
+    mask: str
+    """What masked values show (``***``)."""
+
+    @property
+    def total(self) -> int:
+        """How many results there were, kept or not."""
+        return sum(self.counts.values())
+
+    @property
+    def omitted_total(self) -> int:
+        """How many results were counted but not kept."""
+        return sum(self.omitted.values())
+
+
+def _pointer(path: str) -> list[str]:
+    """JSON-pointer segments, unescaped (``~1`` is ``/``, ``~0`` is ``~``)."""
+    return [part.replace("~1", "/").replace("~0", "~") for part in path.split("/")[1:]] or [""]

@@ -124,8 +124,37 @@ def score_line(score: Score) -> str:
     return f"{score.name} {score.value:.2f} {relation} {score.threshold:.2f}: {score.reason}"
 
 
+class ScenarioIdentity:
+    """How every report names a scenario: ``suite::name[trace]`` and ``file:line``.
+
+    Shared by :class:`ScenarioResult` and the report view of it, so the two cannot drift.
+    """
+
+    __slots__ = ()
+    suite: str
+    name: str
+    file: str
+    line: int | None
+    trace_id: str | None
+
+    @property
+    def display_name(self) -> str:
+        """The name, with ``[trace id prefix]`` when the result scores a recorded trace."""
+        return f"{self.name}[{self.trace_id[:12]}]" if self.trace_id else self.name
+
+    @property
+    def id(self) -> str:
+        """``suite::name`` (``suite::name[trace]`` for a recorded trace)."""
+        return f"{self.suite}::{self.display_name}"
+
+    @property
+    def location(self) -> str:
+        """``file:line``."""
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
 @dataclass(frozen=True, slots=True)
-class ScenarioResult:
+class ScenarioResult(ScenarioIdentity):
     """A scenario's verdict over all its runs, with the reasons for anything not passed."""
 
     suite: str
@@ -145,16 +174,6 @@ class ScenarioResult:
     """Where that trace was read: ``file:line`` of its root span (``harness eval-traces``)."""
 
     @property
-    def display_name(self) -> str:
-        """The name, with ``[trace id prefix]`` when the result scores a recorded trace."""
-        return f"{self.name}[{self.trace_id[:12]}]" if self.trace_id else self.name
-
-    @property
-    def id(self) -> str:
-        """``suite::name`` (``suite::name[trace]`` for a recorded trace)."""
-        return f"{self.suite}::{self.display_name}"
-
-    @property
     def passes(self) -> int:
         """How many runs passed."""
         return sum(1 for run in self.runs if run.passed)
@@ -163,11 +182,6 @@ class ScenarioResult:
     def observed_rate(self) -> float:
         """Fraction of runs that passed (0 when nothing ran)."""
         return self.passes / len(self.runs) if self.runs else 0.0
-
-    @property
-    def location(self) -> str:
-        """``file:line``."""
-        return f"{self.file}:{self.line}" if self.line else self.file
 
     def first_failing_run(self) -> RunResult | None:
         """The run a report should show in detail: the first that did not pass, else the last."""

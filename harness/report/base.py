@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from harness.redaction import Redactor, Scrubber, StreamScrubber
 from harness.report.links import with_trace_url
 from harness.report.view import ScenarioView, SuiteView, scenario_view, suite_view
 from harness.result import ScenarioResult, SuiteResult
 
-__all__ = ["ReportFeed", "Reporter", "ResultWriter", "ScrubPolicy", "write_whole"]
+__all__ = ["FeedWriter", "ReportFeed", "Reporter", "ResultWriter", "ScrubPolicy", "write_whole"]
 
 
 class Reporter(Protocol):
@@ -202,3 +202,39 @@ def write_whole(writer: ResultWriter, result: SuiteResult) -> Path:
         writer.abort()
         raise
     return writer.close(result)
+
+
+R = TypeVar("R", bound="_FileReporter")
+
+
+class _FileReporter(Reporter, Protocol):
+    path: Path
+
+
+class FeedWriter(Generic[R]):
+    """One file reporter fed with results, not views: each masked as it is added.
+
+    ``scrubber``: mask every scenario with this one (a whole-suite scrubber); default: a
+    :class:`~harness.redaction.StreamScrubber` over ``redactor``. The summary given to
+    :meth:`close` is masked with the same policy.
+    """
+
+    def __init__(self, reporter: R, redactor: Redactor | None, scrubber: Scrubber | None) -> None:
+        """Feed ``reporter`` (its parents already created)."""
+        self._reporter = reporter
+        policy: ScrubPolicy = StreamScrubber(redactor) if scrubber is None else scrubber
+        self._feed = ReportFeed([reporter], policy)
+        self.path = reporter.path
+
+    def add(self, scenario: ScenarioResult) -> None:
+        """Append one scenario (masked now; nothing of it is kept)."""
+        self._feed.add(scenario)
+
+    def close(self, summary: SuiteResult) -> Path:
+        """Finish the file from ``summary``; returns the path written."""
+        self._feed.close(summary)
+        return self.path
+
+    def abort(self) -> None:
+        """Drop what was written so far; ``path`` is left untouched."""
+        self._feed.abort()

@@ -23,7 +23,7 @@ from typing import IO, Any
 import orjson
 
 from harness.redaction import Redactor, Scrubber, StreamScrubber
-from harness.report.base import ReportFeed, ScrubPolicy, write_whole
+from harness.report.base import FeedWriter, write_whole
 from harness.report.files import atomic_output
 from harness.report.view import (
     CallView,
@@ -289,7 +289,7 @@ class JsonReporter:
         self._body.close()
 
 
-class JsonReportWriter:
+class JsonReportWriter(FeedWriter[JsonReporter]):
     """The JSON report fed with results (not views): each masked as it is added.
 
     ``scrubber``: mask every scenario with this one (a whole-suite scrubber); default: a
@@ -305,10 +305,7 @@ class JsonReportWriter:
         scrubber: Scrubber | None = None,
     ) -> None:
         """Report to ``path`` (parents created now)."""
-        self._reporter = JsonReporter(path)
-        policy: ScrubPolicy = StreamScrubber(redactor) if scrubber is None else scrubber
-        self._feed = ReportFeed([self._reporter], policy)
-        self.path = self._reporter.path
+        super().__init__(JsonReporter(path), redactor, scrubber)
 
     @property
     def count(self) -> int:
@@ -319,16 +316,3 @@ class JsonReportWriter:
     def counts(self) -> dict[str, int]:
         """Scenarios written so far, per status."""
         return dict(self._reporter.counts)
-
-    def add(self, scenario: ScenarioResult) -> None:
-        """Append one scenario (masked now; nothing of it is kept)."""
-        self._feed.add(scenario)
-
-    def close(self, summary: SuiteResult) -> Path:
-        """Write the head from ``summary``, then every scenario; returns the path written."""
-        self._feed.close(summary)
-        return self.path
-
-    def abort(self) -> None:
-        """Drop what was written so far; ``path`` is left untouched."""
-        self._feed.abort()

@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import IO
 from xml.sax.saxutils import quoteattr
 
-from harness.redaction import Redactor, Scrubber, StreamScrubber
-from harness.report.base import ReportFeed, ScrubPolicy, write_whole
+from harness.redaction import Redactor, Scrubber
+from harness.report.base import FeedWriter, write_whole
 from harness.report.files import atomic_output
 from harness.report.text import failure_text, match_table, paused_line
 from harness.report.view import ScenarioView, SuiteView, scenario_view
-from harness.result import ScenarioResult, SuiteResult
+from harness.result import SuiteResult
 
 __all__ = ["JunitReportWriter", "JunitReporter", "render_junit", "write_junit"]
 
@@ -101,7 +101,7 @@ class JunitReporter:
         self._parts.close()
 
 
-class JunitReportWriter:
+class JunitReportWriter(FeedWriter[JunitReporter]):
     """The JUnit report fed with results (not views): each masked as it is added.
 
     ``scrubber`` as for :class:`~harness.report.json_report.JsonReportWriter`.
@@ -115,28 +115,12 @@ class JunitReportWriter:
         scrubber: Scrubber | None = None,
     ) -> None:
         """Report to ``path`` (parents created now)."""
-        self._reporter = JunitReporter(path)
-        policy: ScrubPolicy = StreamScrubber(redactor) if scrubber is None else scrubber
-        self._feed = ReportFeed([self._reporter], policy)
-        self.path = self._reporter.path
+        super().__init__(JunitReporter(path), redactor, scrubber)
 
     @property
     def totals(self) -> dict[str, int]:
         """tests / failures / errors / skipped so far, over every suite."""
         return self._reporter.totals
-
-    def add(self, scenario: ScenarioResult) -> None:
-        """Append one testcase (masked now; nothing of it is kept)."""
-        self._feed.add(scenario)
-
-    def close(self, summary: SuiteResult) -> Path:
-        """Write the document; returns the path."""
-        self._feed.close(summary)
-        return self.path
-
-    def abort(self) -> None:
-        """Drop what was written so far; ``path`` is left untouched."""
-        self._feed.abort()
 
 
 _SPOOL = 64 * 1024

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness.result import Status
+from harness.result import ScenarioIdentity, Status
 
 RowVerdict = Literal["ok", "wrong_args", "missing", "unexpected"]
 """``ok``: the call matches; ``wrong_args``: same tool, some argument wrong; ``missing``: no call
@@ -214,7 +214,7 @@ class TurnView:
 
 
 @dataclass(frozen=True, slots=True)
-class ScenarioView:
+class ScenarioView(ScenarioIdentity):
     """One scenario result as every report shows it."""
 
     suite: str
@@ -236,21 +236,6 @@ class ScenarioView:
     """Where that trace was read (``file:line``)."""
     trace_url: str | None = None
     """A link to the shown run's trace in a backend (``--trace-url``); None without one."""
-
-    @property
-    def display_name(self) -> str:
-        """The name, with ``[trace id prefix]`` when the result scores a recorded trace."""
-        return f"{self.name}[{self.trace_id[:12]}]" if self.trace_id else self.name
-
-    @property
-    def id(self) -> str:
-        """``suite::name`` (``suite::name[trace]`` for a recorded trace)."""
-        return f"{self.suite}::{self.display_name}"
-
-    @property
-    def location(self) -> str:
-        """``file:line``."""
-        return f"{self.file}:{self.line}" if self.line else self.file
 
     @property
     def shown(self) -> RunView | None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from tests.support.otlp_receiver import otlp_receiver
 from tests.support.paths import AGENT_FILE
 from tests.support.suites import fixture_suite
 
@@ -25,3 +27,10 @@ def write_suite(tmp_path: Path) -> Callable[..., Path]:
         return fixture_suite(tmp_path, scenarios, **options)
 
     return write
+
+
+@pytest.fixture
+def receiver() -> Iterator[ThreadingHTTPServer]:
+    """A real OTLP/HTTP endpoint on 127.0.0.1 keeping every request's body and headers."""
+    with otlp_receiver() as server:
+        yield server

@@ -23,12 +23,9 @@ from tests.harness.export.test_run_export import (
     SECRET,
     _url,
     _wire_spans,
-    receiver,
     write_secret_suite,
 )
 from tracing.otlp_json import iter_spans
-
-__all__ = ["receiver"]  # the OTLP receiver fixture, used below
 
 SUITE = """
 suite: calc

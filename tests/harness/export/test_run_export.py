@@ -11,9 +11,7 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -106,35 +104,6 @@ def write_secret_suite(folder: Path, suite: str = "sec", body: str = SCENARIOS) 
         encoding="utf-8",
     )
     return path
-
-
-class _Receiver(BaseHTTPRequestHandler):
-    bodies: list[bytes]
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length", "0"))
-        self.server.bodies.append(self.rfile.read(length))  # type: ignore[attr-defined]
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
-
-
-@pytest.fixture
-def receiver() -> Iterator[ThreadingHTTPServer]:
-    """A real OTLP/HTTP endpoint on 127.0.0.1 that keeps every request body."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-    server.bodies = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _url(server: ThreadingHTTPServer) -> str:

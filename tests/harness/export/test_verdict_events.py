@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -69,28 +67,6 @@ def test_each_metric_result_is_a_gen_ai_evaluation_event_and_a_failure_is_error(
     )
     # the harness.* attributes are still there beside the events
     assert bad.attributes["harness.status"] == "failed"
-
-
-class _Headers(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        self.server.seen.append(dict(self.headers))  # type: ignore[attr-defined]
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def receiver() -> Iterator[ThreadingHTTPServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Headers)
-    server.seen = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
 
 
 def test_otlp_headers_reach_the_backend(

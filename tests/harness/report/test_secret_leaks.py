@@ -12,9 +12,7 @@ import os
 import stat
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -111,33 +109,6 @@ NOTES = f"""\
       - content: noted
     expect: {{tool_calls: [{{name: nothing}}]}}
 """
-
-
-class _Receiver(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length", "0"))
-        self.server.bodies.append(self.rfile.read(length))  # type: ignore[attr-defined]
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
-
-
-@pytest.fixture
-def receiver() -> Iterator[ThreadingHTTPServer]:
-    """A real OTLP/HTTP endpoint on 127.0.0.1 that keeps every request body."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-    server.bodies = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _wire(server: ThreadingHTTPServer) -> list[Any]:

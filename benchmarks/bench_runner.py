@@ -1,16 +1,31 @@
-"""Runner throughput: 1,000 scenarios, a scripted model sleeping 50 ms per turn, concurrency 50.
+"""Runner throughput: 1,000 scenarios, a model sleeping 50 ms per turn, concurrency 50.
 
-Each scenario builds its agent with its factory — a real LangGraph ReAct graph (model node +
-ToolNode), or the same tool loop written without LangGraph — runs two model turns (one tool
-call, then the answer), is recorded with a ToolCallRecorder and scored with tool_call_accuracy.
-Prints the wall time, the ideal (scenarios x turns x latency / concurrency) and their ratio
-(DESIGN §11 target: <= 1.5), then the runner's own cost per scenario with a zero-latency model
-(runner time minus the same agent runs done one after another without the runner). Then the
-same run over ``--workers`` processes (``harness run -n N``, harness/run_workers.py) with the same
-total concurrency: its ratio against the ideal (issue target on 2 cores: <= 1.6) and its speed-up
-over the one-process run measured just before.
+Every scenario runs two model turns (one ``add`` call, then the answer), is recorded with a
+ToolCallRecorder and scored with tool_call_accuracy. Three variants:
 
-    .venv/bin/python benchmarks/bench_runner.py [--scenarios 1000] [--concurrency 50] [--workers 2]
+- ``langgraph``: a real LangGraph ReAct graph (model node + ToolNode) built per scenario by its
+  factory, each scenario with its own ScriptedChatModel (so its own model configuration);
+- ``langgraph-reuse``: the same graph, but every scenario shares one rule-driven chat model that
+  answers from the input ("a + b?" gives an ``add`` call, the tool's result gives the answer),
+  and ``agent_reuse`` is on, so the runner compiles the graph once for the whole run;
+- ``loop``: the same tool loop written without LangGraph, built per scenario.
+
+For each: the wall time against the ideal (scenarios x turns x latency / concurrency) and their
+ratio, in one process (target <= 1.5) and over ``--workers`` processes with the same total
+concurrency (``harness run -n N``, harness/run_workers.py; target on 2 cores: <= 1.6). Then,
+with a zero-latency model, the CPU time per scenario (``time.process_time``; the worker
+processes' too for ``-n``) of the agent runs alone (recorder, no runner) and through the runner;
+the difference is the runner's own cost. CPU, not wall time: on a shared machine the wall time
+of the runs alone grows with everyone else's load, their CPU time much less. Latency overlaps
+and CPU does not, so CPU per scenario / cores is a floor no runner can beat (docs/architecture.md,
+"Threading and concurrency contracts").
+
+The machine line prints a calibration: the CPU time of a fixed pure-Python loop. The speed of a
+shared virtual CPU drifts (by 40% within minutes here), so compare figures of different runs only
+at similar calibrations, and prefer the repeated minimums.
+
+    .venv/bin/python benchmarks/bench_runner.py [--scenarios 1000] [--concurrency 50]
+        [--workers 2] [--agent langgraph|langgraph-reuse|loop|all] [--quick]
 """
 
 from __future__ import annotations
@@ -19,25 +34,33 @@ import argparse
 import asyncio
 import gc
 import os
+import re
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
-from langchain_core.tools import tool
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.tools import BaseTool, tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from harness.expectation import Expectation
+from harness.isolation import DaemonExecutor
 from harness.metrics import get_metric
 from harness.models.scripted import ScriptedChatModel
+from harness.models.wrapping import Turn, TurnChatModel
 from harness.run_workers import run_scenarios_in_workers
 from harness.runner import RunOptions, run_scenarios
 from harness.scenarios import AgentRef, Scenario
 from tracing.callback import ToolCallRecorder
 
 TURNS = 2
+TARGET_ONE_PROCESS = 1.5
+TARGET_WORKERS = 1.6
 
 
 @tool
@@ -94,17 +117,83 @@ def build_loop(model: BaseChatModel) -> Any:
     return LoopAgent(model)
 
 
-FACTORIES = {"langgraph": build, "loop": build_loop}
+_SUM = re.compile(r"(-?\d+)\s*\+\s*(-?\d+)")
 
 
-def make_scenarios(count: int, latency: float, agent_kind: str = "langgraph") -> list[Scenario]:
-    """``count`` scenarios: one add call then an answer, each with its own scripted model."""
-    agent = AgentRef(f"bench_runner:{agent_kind}", FACTORIES[agent_kind])
+class ArithmeticChatModel(TurnChatModel):
+    """Answers from the conversation: "a + b?" asks for ``add(a, b)``, a tool result is the answer.
+
+    It holds no script, so one instance (one model configuration) serves every scenario, as a
+    provider model would; the answer depends on the input alone.
+    """
+
+    latency: float = 0.0
+    """Seconds to wait per turn (``asyncio.sleep``; ``time.sleep`` when called sync)."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "arithmetic"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind the tools as OpenAI-format schemas, as a provider does."""
+        return self.bind(tools=[convert_to_openai_tool(item) for item in tools], **kwargs)
+
+    def _reply(self, turn: Turn) -> AIMessage:
+        if self.latency:
+            time.sleep(self.latency)
+        return arithmetic_reply(turn.messages)
+
+    async def _areply(self, turn: Turn) -> AIMessage:
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        return arithmetic_reply(turn.messages)
+
+
+def arithmetic_reply(messages: Sequence[BaseMessage]) -> AIMessage:
+    """The reply to ``messages``: the last tool result, else an ``add`` call for "a + b"."""
+    last = messages[-1]
+    if isinstance(last, ToolMessage):
+        return AIMessage(content=str(last.content))
+    asked = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+    found = _SUM.search(str(asked.content)) if asked is not None else None
+    if found is None:
+        return AIMessage(content="I can only add two integers.")
+    a, b = int(found.group(1)), int(found.group(2))
+    call = ToolCall(name="add", args={"a": a, "b": b}, id=f"call_add_{a}_{b}", type="tool_call")
+    return AIMessage(content="", tool_calls=[call])
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """How the scenarios of one variant get their agent."""
+
+    factory: Callable[[BaseChatModel], Any]
+    shared_model: bool
+    """One ArithmeticChatModel for every scenario and ``agent_reuse`` on (else a
+    ScriptedChatModel per scenario, each its own model configuration)."""
+
+
+VARIANTS = {
+    "langgraph": Variant(build, shared_model=False),
+    "langgraph-reuse": Variant(build, shared_model=True),
+    "loop": Variant(build_loop, shared_model=False),
+}
+
+
+def make_scenarios(count: int, latency: float, variant: str = "langgraph") -> list[Scenario]:
+    """``count`` scenarios of ``variant``: one add call, then an answer."""
+    kind = VARIANTS[variant]
+    agent = AgentRef(f"bench_runner:{variant}", kind.factory)
     metric = get_metric("tool_call_accuracy")
+    shared = ArithmeticChatModel(latency=latency) if kind.shared_model else None
     out = []
     for index in range(count):
         a, b = index, index + 1
-        model = ScriptedChatModel(
+        model: BaseChatModel = shared or ScriptedChatModel(
             [{"tool_calls": [{"name": "add", "args": {"a": a, "b": b}}]}, {"content": "done"}],
             latency=latency,
         )
@@ -120,106 +209,187 @@ def make_scenarios(count: int, latency: float, agent_kind: str = "langgraph") ->
                 input_text=f"{a} + {b}?",
                 expected=(Expectation("add", {"a": a, "b": b}),),
                 metrics=(metric,),
+                agent_reuse=kind.shared_model,
+                model_config="arithmetic" if kind.shared_model else f"scripted-{index}",
             )
         )
     return out
 
 
-def measure(
-    count: int, latency: float, concurrency: int, agent: str, workers: int = 1
-) -> tuple[float, int]:
-    """Wall seconds for one run of ``count`` scenarios, and how many passed (``workers`` > 1:
-    over that many processes, as ``harness run -n``)."""
-    scenarios = make_scenarios(count, latency, agent)
-    gc.collect()
-    start = time.perf_counter()
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """One measured run: wall seconds, CPU seconds of every process, scenarios passed."""
+
+    wall: float
+    cpu: float
+    passed: int = 0
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its reaped children (the ``-n`` workers)."""
+    times = os.times()
+    return time.process_time() + times.children_user + times.children_system
+
+
+def measure(count: int, latency: float, concurrency: int, variant: str, workers: int = 1) -> Timing:
+    """One run of ``count`` scenarios through the runner (``workers`` > 1: over that many
+    processes, as ``harness run -n``)."""
+    scenarios = make_scenarios(count, latency, variant)
     options = RunOptions(concurrency=concurrency)
+    gc.collect()
+    cpu, start = _cpu(), time.perf_counter()
     if workers > 1:
         result = run_scenarios_in_workers(scenarios, options, workers=workers)
     else:
         result = run_scenarios(scenarios, options)
-    wall = time.perf_counter() - start
-    return wall, result.counts["passed"]
+    return Timing(time.perf_counter() - start, _cpu() - cpu, result.counts["passed"])
 
 
-def bare(count: int, agent: str) -> float:
-    """Seconds for the same agent runs, one after another, with a recorder but no runner."""
-    scenarios = make_scenarios(count, 0.0, agent)
-    factory = FACTORIES[agent]
+def bare(count: int, variant: str, concurrency: int) -> Timing:
+    """The same agent runs with a recorder but no runner (zero latency), as concurrent as the
+    runner's: one after another, every executor hop of a sync tool would leave the loop idle
+    and pay a thread wake-up the runner mostly overlaps. A shared-model variant builds its
+    agent once, as ``agent_reuse`` does."""
+    scenarios = make_scenarios(count, 0.0, variant)
+    kind = VARIANTS[variant]
+    shared = kind.factory(scenarios[0].model) if kind.shared_model else None
 
-    async def go() -> None:
-        for scenario in scenarios:
+    async def one(scenario: Scenario, slots: asyncio.Semaphore) -> None:
+        async with slots:
+            agent = shared if shared is not None else kind.factory(scenario.model)
             recorder = ToolCallRecorder()
-            await factory(scenario.model).ainvoke(scenario.input, recorder.config)
+            await agent.ainvoke(scenario.input, recorder.config)
             recorder.sample(expected=list(scenario.expected))
 
+    async def go() -> None:
+        # the executor run_scenarios gives the loop (sync tools run there): like for like
+        asyncio.get_running_loop().set_default_executor(DaemonExecutor())
+        slots = asyncio.Semaphore(concurrency)
+        await asyncio.gather(*(one(scenario, slots) for scenario in scenarios))
+
     gc.collect()
-    start = time.perf_counter()
+    cpu, start = _cpu(), time.perf_counter()
     asyncio.run(go())
-    return time.perf_counter() - start
+    return Timing(time.perf_counter() - start, _cpu() - cpu)
 
 
-def report(args: argparse.Namespace, agent: str) -> None:
-    """Both measurements for one agent kind."""
-    measure(50, 0.0, args.concurrency, agent)  # warm-up: imports, first graph compile
-    wall, passed = measure(args.scenarios, args.latency, args.concurrency, agent)
-    ideal = args.scenarios * TURNS * args.latency / args.concurrency
-    ratio = wall / ideal
+def calibration_ms() -> float:
+    """CPU milliseconds of a fixed pure-Python loop (best of 3): this machine's speed now."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        sum(i * i for i in range(1_000_000))
+        best = min(best, time.process_time() - start)
+    return best * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """One variant's headline figures."""
+
+    variant: str
+    ratio: float
+    workers_ratio: float | None
+    agents_cpu_ms: float
+    runner_cpu_ms: float
+
+
+def _met(ratio: float, target: float) -> str:
+    return f"target <= {target}: {'met' if ratio <= target else 'NOT met'}"
+
+
+def report(args: argparse.Namespace, variant: str) -> Summary:
+    """Every measurement of one variant, printed; the headline figures returned."""
+    count, latency, concurrency = args.scenarios, args.latency, args.concurrency
+    measure(50, 0.0, concurrency, variant)  # warm-up: imports, first graph compile
+    bare(50, variant, concurrency)
+    ideal = count * TURNS * latency / concurrency
+    one = measure(count, latency, concurrency, variant)
     print(
-        f"[{agent}] {args.scenarios} scenarios x {TURNS} turns x {args.latency * 1000:.0f} ms, "
-        f"concurrency {args.concurrency}: {passed} passed"
+        f"[{variant}] {count} scenarios x {TURNS} turns x {latency * 1000:.0f} ms, "
+        f"concurrency {concurrency}: {one.passed} passed"
     )
     print(
-        f"  wall time {wall:.2f} s, ideal {ideal:.2f} s, ratio {ratio:.2f} "
-        f"(target <= 1.5: {'met' if ratio <= 1.5 else 'NOT met'})"
+        f"  1 process: wall {one.wall:.2f} s, ideal {ideal:.2f} s, ratio {one.wall / ideal:.2f} "
+        f"({_met(one.wall / ideal, TARGET_ONE_PROCESS)}); CPU {one.cpu / count * 1000:.2f} ms "
+        "per scenario"
     )
+    workers_ratio = None
     if args.workers > 1:
-        many, many_passed = measure(
-            args.scenarios, args.latency, args.concurrency, agent, args.workers
-        )
-        many_ratio = many / ideal
+        many = measure(count, latency, concurrency, variant, args.workers)
+        workers_ratio = many.wall / ideal
         print(
-            f"  -n {args.workers} (same total concurrency): {many_passed} passed, wall time "
-            f"{many:.2f} s, ratio {many_ratio:.2f} (target <= 1.6: "
-            f"{'met' if many_ratio <= 1.6 else 'NOT met'}), {wall / many:.2f}x the 1-process run"
+            f"  -n {args.workers} (same total concurrency): {many.passed} passed, wall "
+            f"{many.wall:.2f} s, ratio {workers_ratio:.2f} ({_met(workers_ratio, TARGET_WORKERS)}),"
+            f" {one.wall / many.wall:.2f}x the 1-process run; CPU of all processes "
+            f"{many.cpu / count * 1000:.2f} ms per scenario"
         )
-    zero_wall, _ = measure(args.scenarios, 0.0, args.concurrency, agent)
-    alone = bare(args.scenarios, agent)
-    per = zero_wall / args.scenarios * 1000
-    own = (zero_wall - alone) / args.scenarios * 1000
-    print(
-        f"  zero-latency model: {per:.2f} ms per scenario through the runner; the same agent "
-        f"runs alone (recorder, no runner): {alone / args.scenarios * 1000:.2f} ms; runner's "
-        f"own cost: {own:.2f} ms per scenario"
+    # zero latency: what is left is CPU; the repeated minimum is the least disturbed figure
+    through = min(
+        (measure(count, 0.0, concurrency, variant) for _ in range(args.repeat)),
+        key=lambda timing: timing.cpu,
     )
-    # The agents' own CPU time is a floor no runner in one process can beat: latency overlaps,
-    # CPU does not (one GIL). Printing it shows how much of the ratio is the runner's.
-    floor = max(ideal, alone)
-    print(
-        f"  CPU floor: the agent runs alone need {alone:.2f} s of CPU in one process, so the best "
-        f"a single-process runner can do is {floor:.2f} s, ratio {floor / ideal:.2f}; "
-        f"measured/floor {wall / floor:.2f}"
+    alone = min(
+        (bare(count, variant, concurrency) for _ in range(args.repeat)), key=lambda t: t.cpu
     )
+    agents_ms = alone.cpu / count * 1000
+    runner_ms = (through.cpu - alone.cpu) / count * 1000
+    print(
+        f"  zero-latency model, CPU per scenario (best of {args.repeat}): agent runs alone "
+        f"(recorder, no runner) {agents_ms:.2f} ms, through the runner "
+        f"{through.cpu / count * 1000:.2f} ms, so the runner's own {runner_ms:.2f} ms "
+        f"(wall: {alone.wall / count * 1000:.2f} and {through.wall / count * 1000:.2f} ms)"
+    )
+    cores = min(max(args.workers, 1), os.cpu_count() or 1)
+    floor = max(ideal, through.cpu / cores)
+    print(
+        f"  CPU floor: {through.cpu:.2f} s of CPU through the runner; on {cores} core(s) no run "
+        f"can beat {floor:.2f} s, ratio {floor / ideal:.2f}"
+    )
+    return Summary(variant, one.wall / ideal, workers_ratio, agents_ms, runner_ms)
 
 
-def main() -> None:
-    """Run the measurements for each agent kind and print the figures."""
+def print_summary(summaries: Sequence[Summary], workers: int) -> None:
+    """One line per variant: the ratios and the CPU split."""
+    print("summary (ratio to the ideal; CPU ms per scenario at zero latency):")
+    print(f"  {'variant':16} {'1 process':>9} {f'-n {workers}':>7} {'agents':>7} {'runner':>7}")
+    for s in summaries:
+        many = f"{s.workers_ratio:.2f}" if s.workers_ratio is not None else "-"
+        print(
+            f"  {s.variant:16} {s.ratio:9.2f} {many:>7} {s.agents_cpu_ms:7.2f} "
+            f"{s.runner_cpu_ms:7.2f}"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the measurements for each variant and print the figures."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--scenarios", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--latency", type=float, default=0.05)
-    parser.add_argument("--agent", choices=[*FACTORIES, "both"], default="both")
+    parser.add_argument("--agent", choices=[*VARIANTS, "all"], default="all")
     parser.add_argument("--quick", action="store_true", help="200 scenarios instead of 1,000")
     parser.add_argument(
         "--workers", type=int, default=2, help="processes of the -n run (1: skip it; default 2)"
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="zero-latency CPU runs per figure (best is kept)"
+    )
+    args = parser.parse_args(argv)
     if args.quick:
         args.scenarios = min(args.scenarios, 200)
-    print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}")
-    for agent in FACTORIES if args.agent == "both" else [args.agent]:
-        report(args, agent)
+    print(
+        f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}, calibration: "
+        f"{calibration_ms():.0f} ms CPU for a fixed loop"
+    )
+    chosen = list(VARIANTS) if args.agent == "all" else [args.agent]
+    summaries = [report(args, variant) for variant in chosen]
+    print_summary(summaries, args.workers)
+    print(
+        f"load average at the end: {os.getloadavg()[0]:.2f}, calibration: {calibration_ms():.0f} ms"
+    )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

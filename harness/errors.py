@@ -34,6 +34,8 @@ the message::
      │                                     module level (docs/architecture.md)
      ├── harness.pytest_plugin.ScenarioFailure   pytest's failure signal for a scenario item,
      │                                           carrying its result; a verdict, not an error
+     ├── harness.report.view.details._Fallback   internal: a details shape the fast renderer
+     │                                           hands back to the generic walk; never escapes
      └── harness.isolation.LoopBlocked   (BaseException) interrupts a call that blocked the
                                          event loop; an agent's ``except Exception`` must
                                          not swallow it

@@ -32,7 +32,7 @@ and how to record content, never a failure blaming arguments that were not recor
 from __future__ import annotations
 
 import difflib
-import json
+import functools
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,11 +45,12 @@ from harness.result import ErrorInfo, ResultSample, RunResult, ScenarioResult, S
 from harness.run_output import read_output
 from harness.sample import Sample
 from harness.scenarios import Scenario
-from harness.scoring import NOT_CAPTURED, score_sample, verdict
-from tracing.conventions import GENAI_OUTPUT_MESSAGES, classify
+from harness.scoring import NOT_CAPTURED, all_passed, judge, scored_run, verdict
+from tracing.conventions import GENAI_OUTPUT_MESSAGES, CallSpanKind, classify
 from tracing.exporter import SpanView
 from tracing.otlp_json import OtlpJsonError, OtlpJsonReader, OtlpTrace
 from tracing.records import ToolCall
+from tracing.span_reading import json_value
 from tracing.spans import SCENARIO_NAME
 
 __all__ = [
@@ -108,7 +109,7 @@ def _final_output(views: Sequence[SpanView]) -> Any:
     chats = [v for v in views if GENAI_OUTPUT_MESSAGES in v.attributes]
     for view in sorted(chats, key=lambda v: v.end_ns, reverse=True):
         try:
-            messages = json.loads(str(view.attributes[GENAI_OUTPUT_MESSAGES]))
+            messages = json_value(str(view.attributes[GENAI_OUTPUT_MESSAGES]))
         except ValueError:
             continue
         if not isinstance(messages, list) or not messages:
@@ -126,20 +127,31 @@ def _final_output(views: Sequence[SpanView]) -> Any:
     return None
 
 
-def _uncaptured(calls: Sequence[ToolCall], views: Sequence[SpanView]) -> tuple[int, ...]:
+def _uncaptured(
+    calls: Sequence[ToolCall],
+    views: Sequence[SpanView],
+    kinds: Sequence[CallSpanKind | None] | None = None,
+) -> tuple[int, ...]:
     """The calls without arguments whose tool span lacks its convention's arguments key: the
-    run was recorded without content, so ``{}`` is not what the model sent."""
-    spans = {view.span_id: view for view in views}
-    return tuple(
-        index
-        for index, call in enumerate(calls)
-        if not call.args and call.run_id is not None and _lacks_arguments(spans.get(call.run_id))
-    )
+    run was recorded without content, so ``{}`` is not what the model sent.
+
+    ``kinds``: :func:`~tracing.conventions.classify` of each view, when the reader knows it.
+    """
+    empty = [i for i, call in enumerate(calls) if not call.args and call.run_id is not None]
+    if not empty:
+        return ()  # every call has its arguments: no span to look up
+    if kinds is None:
+        kinds = [classify(view.attributes) for view in views]
+    spans: dict[str | None, tuple[SpanView | None, CallSpanKind | None]] = {
+        view.span_id: (view, kind) for view, kind in zip(views, kinds, strict=True)
+    }
+    unknown = (None, None)
+    return tuple(i for i in empty if _lacks_arguments(*spans.get(calls[i].run_id, unknown)))
 
 
-def _lacks_arguments(view: SpanView | None) -> bool:
-    """A tool span without the attribute its convention keeps the arguments under."""
-    kind = classify(view.attributes) if view is not None else None
+def _lacks_arguments(view: SpanView | None, kind: CallSpanKind | None) -> bool:
+    """A tool span (of that kind) without the attribute its convention keeps the arguments
+    under."""
     if view is None or kind is None or kind[0] != "tool":
         return False
     return kind[1].arguments not in view.attributes
@@ -148,18 +160,19 @@ def _lacks_arguments(view: SpanView | None) -> bool:
 def _recorded(trace: OtlpTrace, path: str) -> RecordedTrace:
     # the answer the live run scored, from its root span (harness/run_output.py); else the
     # last chat reply, for traces that were not written by `harness run`
-    found, output = read_output(trace.root.attributes) if trace.root else (False, None)
+    root = trace.root
+    found, output = read_output(root.attributes) if root is not None else (False, None)
     calls = trace.calls()
-    answered = found or any(GENAI_OUTPUT_MESSAGES in v.attributes for v in trace.spans)
+    chats = [view for view in trace.spans if GENAI_OUTPUT_MESSAGES in view.attributes]
     return RecordedTrace(
         trace.trace_id,
         calls,
-        trace.root,
-        output if found else _final_output(trace.spans),
+        root,
+        output if found else _final_output(chats),
         path,
         trace.line,
-        _uncaptured(calls, trace.spans),
-        answered,
+        _uncaptured(calls, trace.spans, trace.span_kinds),
+        found or bool(chats),
     )
 
 
@@ -239,7 +252,13 @@ class ScenarioIndex:
 
     def match(self, trace: RecordedTrace) -> Scenario | str:
         """The trace's scenario, or a one-line reason why there is none."""
-        name, suite = trace.scenario, trace.suite
+        root = trace.root  # trace.scenario and trace.suite, reading the root span once
+        name = suite = None
+        if root is not None:
+            get = root.attributes.get
+            name, suite = get(SCENARIO_NAME), get(SUITE_ATTRIBUTE)
+            name = name if isinstance(name, str) and name else None
+            suite = suite if isinstance(suite, str) and suite else None
         if name is None:
             return (
                 f"the trace's root span has no {SCENARIO_NAME!r} attribute: pass --scenario NAME "
@@ -264,8 +283,28 @@ class ScenarioIndex:
 
 def _lean(run: RunResult) -> RunResult:
     """A passing run without its recorded calls: a huge file keeps little per passing trace."""
-    scores = tuple(Score(s.name, s.value, s.threshold, s.passed, s.reason) for s in run.scores)
+    scores = _lean_scores(run.scores)
     return RunResult(run.index, run.passed, None, scores, run.checks, None, 0.0, run.trace_id)
+
+
+def _lean_scores(scores: tuple[Score, ...]) -> tuple[Score, ...]:
+    """The scores without their details (what a lean run keeps)."""
+    return tuple([_lean_score(s.name, s.value, s.threshold, s.passed, s.reason) for s in scores])
+
+
+def _lean_score(name: str, value: float, threshold: float, passed: bool, reason: str) -> Score:
+    """A score without details; passing traces mostly repeat a few, so those are shared."""
+    if value and threshold:
+        return _shared_score(name, value, threshold, passed, reason)
+    # 0.0 and -0.0 are one cache key but print apart: a zero is built, never shared
+    return Score(name, value, threshold, passed, reason)
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _shared_score(name: str, value: float, threshold: float, passed: bool, reason: str) -> Score:
+    """One Score per distinct (name, value, threshold, passed, reason): a Score is immutable,
+    and ``typed`` keeps ``1`` and ``1.0`` apart (they print apart in the JSON report)."""
+    return Score(name, value, threshold, passed, reason)
 
 
 def _unmatched(trace: RecordedTrace, reason: str) -> ScenarioResult:
@@ -285,31 +324,46 @@ def _unmatched(trace: RecordedTrace, reason: str) -> ScenarioResult:
     )
 
 
-def score_trace(scenario: Scenario, trace: RecordedTrace, *, lean: bool = True) -> ScenarioResult:
-    """Score one recorded trace against a scenario, as ``harness run`` scores a run."""
+def _trace_sample(scenario: Scenario, trace: RecordedTrace) -> Sample:
+    """The sample a trace is scored on: what ``Sample(...)`` builds from the same fields.
+
+    Built field by field: the reader's calls are ToolCalls and the scenario's expectations are
+    compiled once, when the scenario is loaded, so ``Sample.__init__``'s coercion of every item
+    would find nothing to do, once per trace.
+    """
     metadata: dict[str, Any] = {"scenario": scenario.id, "trace": trace.trace_id}
     if trace.uncaptured or not trace.output_captured:
         # what the recording lacks: scoring turns a verdict it decides into an error
         gaps = {"calls": list(trace.uncaptured), "output": not trace.output_captured}
         metadata[NOT_CAPTURED] = gaps
-    sample = Sample(
-        input=scenario.input_text,
-        tool_calls=trace.calls,
-        expected_tool_calls=list(scenario.expected),
-        output=trace.output,
-        metadata=metadata,
-        trace_id=trace.trace_id,
-    )
-    run = score_sample(scenario, sample, trace_id=trace.trace_id)
-    where = {"trace_id": trace.trace_id, "source": trace.source}
-    if lean and run.passed:
-        # a passing run gives no reasons: its lean form decides as it would (one verdict)
-        result = verdict(scenario, (_lean(run),), 1, 0.0, **where)
+    sample: Sample = Sample.__new__(Sample)
+    sample.input = scenario.input_text
+    sample.tool_calls = list(trace.calls)
+    sample.expected_tool_calls = list(scenario.expected)
+    sample.output = trace.output
+    sample.metadata = metadata
+    sample.trace_id = trace.trace_id
+    return sample
+
+
+def score_trace(scenario: Scenario, trace: RecordedTrace, *, lean: bool = True) -> ScenarioResult:
+    """Score one recorded trace against a scenario, as ``harness run`` scores a run."""
+    trace_id = trace.trace_id
+    sample = _trace_sample(scenario, trace)
+    judged = judge(scenario, sample)  # then scored_run: score_sample, in two steps
+    source = trace.source
+    if lean and not isinstance(judged, ErrorInfo) and all_passed(*judged):
+        # A passing run gives no reasons: its lean form (_lean) decides as it would, in one
+        # verdict, and the full run is never built.
+        scores, checks = judged
+        run = RunResult(0, True, None, _lean_scores(scores), checks, None, 0.0, trace_id)
+        result = verdict(scenario, (run,), 1, 0.0, trace_id=trace_id, source=source)
         if result.status == "passed":
             return result
-    result = verdict(scenario, (run,), 1, 0.0, **where)
+    run = scored_run(scenario, sample, judged, trace_id=trace_id)
+    result = verdict(scenario, (run,), 1, 0.0, trace_id=trace_id, source=source)
     if lean and result.status == "passed":
-        return verdict(scenario, (_lean(run),), 1, 0.0, **where)
+        return verdict(scenario, (_lean(run),), 1, 0.0, trace_id=trace_id, source=source)
     return result
 
 

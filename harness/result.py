@@ -114,7 +114,9 @@ class RunResult:
         for score in self.scores:
             if not score.passed:
                 out.append(score_line(score))
-        out.extend(check.reason for check in self.checks if not check.passed)
+        for check in self.checks:
+            if not check.passed:
+                out.append(check.reason)
         return out
 
 
@@ -285,14 +287,21 @@ class ResultSample(Generic[Kept]):
 
     def add(self, result: Kept) -> None:
         """Count ``result``, and keep it if the rule above lets it in."""
-        if self.limit is None or len(self._kept) < self.limit:
-            self._keep(result)
+        # Runs once per result of a stream (``harness eval-traces``): the two common cases,
+        # room left and a passing result once full, are inlined.
+        status = result.status
+        limit = self.limit
+        if limit is None or len(self._kept) < limit:
+            self._kept.append(result)
+            if status == "passed":
+                self._passing += 1
             return
-        if result.status != "passed" and self._passing:
+        if status != "passed" and self._passing:
             self._evict_last_passing()
             self._keep(result)
             return
-        self._omit(result.status)
+        omitted = self._omitted
+        omitted[status] = omitted.get(status, 0) + 1
 
     def _keep(self, result: Kept) -> None:
         self._kept.append(result)

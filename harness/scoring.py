@@ -12,6 +12,7 @@ with a misleading reason (README, "Score recorded traces offline").
 
 from __future__ import annotations
 
+import functools
 import math
 import traceback
 from collections.abc import Sequence
@@ -52,9 +53,11 @@ def content_gaps(sample: Sample | None) -> tuple[tuple[int, ...], bool]:
 
 def _unjudged(scenario: Scenario, run: RunResult) -> RunResult | None:
     """The error run for a sample whose missing content decides the verdict, else None."""
+    if run.passed or run.error is not None:
+        return None
     calls, output = content_gaps(run.sample)
     output = output and scenario.has_output
-    if run.passed or run.error is not None or not (calls or output):
+    if not (calls or output):
         return None
     missing = [f"{len(calls)} call{'s' if len(calls) > 1 else ''} without arguments"]
     missing = (missing if calls else []) + (["no final answer"] if output else [])
@@ -92,18 +95,62 @@ def score_sample(
     trace_id: str | None = None,
 ) -> RunResult:
     """Score one recorded run with the scenario's metrics and checks (the one scoring path)."""
+    judged = judge(scenario, sample)
+    return scored_run(scenario, sample, judged, index=index, duration=duration, trace_id=trace_id)
+
+
+Judged = tuple[tuple[Score, ...], tuple[CheckResult, ...]] | ErrorInfo
+"""What :func:`judge` found: the scores and checks, or the error scoring raised."""
+
+
+def judge(scenario: Scenario, sample: Sample) -> Judged:
+    """The scenario's scores and checks on one sample, or the error that stopped the scoring.
+
+    :func:`score_sample` is this, then :func:`scored_run`; ``harness eval-traces`` calls the two
+    apart so that a passing trace's lean result is built without the full run.
+    """
     try:
-        scores = tuple(metric.evaluate(sample) for metric in scenario.metrics)
-        scores += tuple(
-            score for block in scenario.agent_blocks for score in agent_scores(block, sample)
-        )
+        # List comprehensions, not generators: ``harness eval-traces`` runs this per trace.
+        scores = tuple([metric.evaluate(sample) for metric in scenario.metrics])
+        if scenario.agent_blocks:
+            scores += tuple(
+                [score for block in scenario.agent_blocks for score in agent_scores(block, sample)]
+            )
         checks = run_checks(scenario, sample)  # a value no check can compare: this run's error
     except Exception as exc:
-        failure = error_info(exc, "scoring", 0.0)
-        return RunResult(index, False, sample, error=failure, duration=duration, trace_id=trace_id)
-    passed = all(score.passed for score in scores) and all(check.passed for check in checks)
+        return error_info(exc, "scoring", 0.0)
+    return scores, checks
+
+
+def scored_run(
+    scenario: Scenario,
+    sample: Sample,
+    judged: Judged,
+    *,
+    index: int = 0,
+    duration: float = 0.0,
+    trace_id: str | None = None,
+) -> RunResult:
+    """The run a judged sample makes: passed, failed, or an error (scoring raised, or the
+    sample lacks content that decides the verdict)."""
+    if isinstance(judged, ErrorInfo):
+        return RunResult(index, False, sample, error=judged, duration=duration, trace_id=trace_id)
+    scores, checks = judged
+    passed = all_passed(scores, checks)
     run = RunResult(index, passed, sample, scores, checks, None, duration, trace_id)
-    return _unjudged(scenario, run) or run
+    return run if passed else _unjudged(scenario, run) or run
+
+
+def all_passed(scores: tuple[Score, ...], checks: tuple[CheckResult, ...]) -> bool:
+    """Did every score and every check pass?"""
+    # Plain loops: all() over a generator costs more than these few comparisons.
+    for score in scores:
+        if not score.passed:
+            return False
+    for check in checks:  # noqa: SIM110
+        if not check.passed:
+            return False
+    return True
 
 
 def agent_scores(block: AgentBlock, sample: Sample) -> tuple[Score, ...]:
@@ -181,19 +228,28 @@ def check_forbid(
     The indices name calls of the whole run, so reports mark the right rows.
     """
     names = set(forbidden)
-    bad = tuple(
+    hits = [
         index
         for index, call in enumerate(calls)
         if call.name in names and (agent is None or agent_matches(agent, call.agent))
-    )
+    ]
+    if not hits:
+        return _forbid_passed(tuple(forbidden), agent)
+    bad = tuple(hits)
     where = f"{agent}: " if agent is not None else ""
-    if not bad:
-        return CheckResult("forbid", True, f"{where}no call of {', '.join(forbidden)}")
     shown = ", ".join(f"#{i + 1} {calls[i].describe()}" for i in bad[:3])
     more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
     return CheckResult(
         "forbid", False, f"{where}forbidden tool called: {shown}{more}", "unexpected_call", bad
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _forbid_passed(forbidden: tuple[str, ...], agent: str | None) -> CheckResult:
+    """The passing forbid check, the same for every run of a scenario: built once (a frozen
+    result shared by every run that passes it, ``harness eval-traces`` scores thousands)."""
+    where = f"{agent}: " if agent is not None else ""
+    return CheckResult("forbid", True, f"{where}no call of {', '.join(forbidden)}")
 
 
 def calls_in_agent(calls: Sequence[ToolCall], agent: str) -> list[ToolCall]:
@@ -250,10 +306,16 @@ def verdict(
     runs: tuple[RunResult, ...],
     repeat: int,
     duration: float,
-    **extra: Any,
+    *,
+    trace_id: str | None = None,
+    source: str | None = None,
 ) -> ScenarioResult:
-    """A scenario's result over its runs, gated by ``pass_rate``; ``extra`` goes to the result."""
-    passes = sum(1 for run in runs if run.passed)
+    """A scenario's result over its runs, gated by ``pass_rate``; ``trace_id`` and ``source``
+    name the recorded trace a result scores (``harness eval-traces``)."""
+    passes = 0
+    for run in runs:
+        if run.passed:
+            passes += 1
     needed = math.ceil(scenario.pass_rate * repeat - 1e-9)
     gate_ok = bool(runs) and passes >= needed and len(runs) == repeat
     status: Status
@@ -264,24 +326,30 @@ def verdict(
     else:
         status = "failed"
     reasons = _reasons(scenario, runs, repeat, passes, needed, gate_ok)
-    unjudged = any(run.error is not None and run.error.type == CONTENT_NOT_CAPTURED for run in runs)
-    if scenario.xfail is not None and not (unjudged and status == "error"):
+    if scenario.xfail is not None and not (status == "error" and _unjudged_in(runs)):
         # a run that cannot be judged is no expected failure either: it stays an error
         status = "xpassed" if status == "passed" else "xfailed"
+    # Positional: keyword arguments cost a third more, once per recorded trace.
     return ScenarioResult(
-        suite=scenario.suite,
-        name=scenario.name,
-        file=scenario.file,
-        line=scenario.line,
-        status=status,
-        runs=runs,
-        repeat=repeat,
-        pass_rate=scenario.pass_rate,
-        xfail=scenario.xfail,
-        reasons=reasons,
-        duration=duration,
-        **extra,
+        scenario.suite,
+        scenario.name,
+        scenario.file,
+        scenario.line,
+        status,
+        runs,
+        repeat,
+        scenario.pass_rate,
+        scenario.xfail,
+        reasons,
+        duration,
+        trace_id,
+        source,
     )
+
+
+def _unjudged_in(runs: tuple[RunResult, ...]) -> bool:
+    """Is one of the runs an error because its trace lacks content (:func:`_unjudged`)?"""
+    return any(run.error is not None and run.error.type == CONTENT_NOT_CAPTURED for run in runs)
 
 
 def _reasons(
@@ -293,11 +361,17 @@ def _reasons(
     gate_ok: bool,
 ) -> tuple[str, ...]:
     """Distinct reasons over the failing runs, each tagged with the runs it happened in."""
+    if repeat == 1:
+        # a single run gets no tags and no pass-rate line: its own distinct reasons, if any
+        if passes == len(runs):
+            return ()
+        if len(runs) == 1:
+            return tuple(dict.fromkeys(_run_reasons(runs[0], scenario)))
     seen: dict[str, list[int]] = {}
     for run in runs:
         if run.passed:
             continue
-        for reason in (*run.reasons(), *not_captured_reasons(run, scenario)):
+        for reason in _run_reasons(run, scenario):
             seen.setdefault(reason, []).append(run.index + 1)
     lines = []
     for reason, where in seen.items():
@@ -312,6 +386,14 @@ def _reasons(
             f"pass_rate {scenario.pass_rate:.0%} (needs {needed})"
         )
     return tuple(lines)
+
+
+def _run_reasons(run: RunResult, scenario: Scenario) -> list[str]:
+    """A failing run's reasons, then the calls and answer its trace did not capture."""
+    reasons = run.reasons()
+    if run.error is not None:
+        reasons += not_captured_reasons(run, scenario)  # only an error has such lines
+    return reasons
 
 
 def _ranges(indices: list[int]) -> str:

@@ -3,9 +3,22 @@
 The input is cut into :class:`~tracing.otlp_json.FileSlice` s: each file, and each run of about
 :data:`SLICE_BYTES` whole lines within a large one. Worker processes of a standard
 :class:`concurrent.futures.ProcessPoolExecutor` score one slice each with the one scoring path,
-:func:`~harness.evaluate_traces.evaluate_traces`, and send back its results; the parent takes
-them in input order, so ``progress`` (the report feed) sees exactly the sequence one process
-would produce and writes the same reports.
+:func:`~harness.evaluate_traces.evaluate_traces`; the parent takes the slices in input order, so
+the report feed sees exactly the sequence one process would produce and writes the same reports.
+
+The parent competes with the workers for the cores, so a worker does everything per result that
+needs no state shared across slices: it also builds each result's report view, masked and
+scrubbed as :meth:`ReportFeed.add <harness.report.base.ReportFeed.add>` builds it
+(docs/architecture.md, "Reporter"), and sends back views, plus the full results only of the
+few the summary may keep (:class:`~harness.result.ResultSample`: a result the whole stream keeps
+is one its slice alone keeps, too). The parent hands the views to the reporters and counts.
+
+A stream's scrubber remembers the secrets of earlier results (docs/architecture.md,
+"Redaction"), and a worker does not know the slices before its own. So a worker's views are
+used only while no result so far carried a secret: a slice that holds one comes back as
+results, and from then on every slice does, and the parent builds the views as one process
+would. A trace whose root never came (complete only at the end of its file) also comes back as
+a result: one process reports it at the end of the file, after the slices that follow.
 
 A trace whose spans straddle a cut (a batching exporter split it over lines on both sides) shows
 up in both slices under one trace id. Slices are compared with their neighbour before their
@@ -19,18 +32,27 @@ available, or with one worker or one slice, everything runs in this process.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import itertools
 import multiprocessing
 import os
+import pickle
+import shutil
+import tempfile
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness.evaluate_traces import KEPT_RESULTS, evaluate_traces, traces_result
+from harness.redaction import Redactor, Scrubber, StreamScrubber
+from harness.report.base import ReportFeed
+from harness.report.view import ScenarioView, SuiteView
 from harness.result import ResultSample, ScenarioResult, SuiteResult
 from harness.scenarios import Scenario
 from tracing.otlp_json import FileSlice, OtlpJsonError
@@ -39,6 +61,9 @@ __all__ = ["SLICE_BYTES", "default_workers", "evaluate_traces_in_workers", "plan
 
 SLICE_BYTES = 8 * 1024 * 1024
 """Input per task: big enough that a task's overhead is small, small enough to stay in memory."""
+
+_MIN_SLICE_BYTES = 1024 * 1024
+"""The smallest slice :func:`_slice_size` cuts (below, a task's overhead would start to show)."""
 
 _BLOCK = 1024 * 1024
 
@@ -59,17 +84,30 @@ def plan_slices(paths: Sequence[str | Path], slice_bytes: int) -> list[FileSlice
 
     A file that cannot be read stays one slice: the scoring reports it as one process would.
     """
-    slices: list[FileSlice] = []
+    return list(_iter_slices(paths, slice_bytes))
+
+
+def _slice_size(paths: Iterable[str | Path], workers: int) -> int:
+    """:data:`SLICE_BYTES`, or less so each worker gets four slices or more: the last slices
+    then take little time, so no worker waits long for the others at the end."""
+    total = 0
+    for path in paths:
+        with suppress(OSError):
+            total += os.path.getsize(path)
+    return min(SLICE_BYTES, max(_MIN_SLICE_BYTES, total // (4 * max(workers, 1))))
+
+
+def _iter_slices(paths: Iterable[str | Path], slice_bytes: int) -> Iterator[FileSlice]:
+    """:func:`plan_slices`, one slice at a time (the first is scored while the rest are cut)."""
     for path in paths:
         try:
             size = os.path.getsize(path)
         except OSError:
             size = 0
         if size <= slice_bytes:
-            slices.append(FileSlice(path))
+            yield FileSlice(path)
             continue
-        slices.extend(_cut(path, size, slice_bytes))
-    return slices
+        yield from _cut(path, size, slice_bytes)
 
 
 def _cut(path: str | Path, size: int, slice_bytes: int) -> Iterator[FileSlice]:
@@ -105,29 +143,52 @@ def _newlines(fp: Any, length: int) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class _Views:
+    """How the workers build the views: as the parent's stream feed would (redactor, link)."""
+
+    redactor: Redactor
+    trace_url: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class _Setup:
     """What every slice is scored with; a forked worker inherits it."""
 
     scenarios: Sequence[Scenario]
     only: Scenario | None
     selected: Callable[[Scenario], bool] | None
+    keep: int | None
+    views: _Views | None
+    """None: the parent wants every result (a ``progress`` callback), no views."""
+    spool: str
+    """The folder the outputs are written to (:func:`_spool`)."""
+
+
+_Entry = ScenarioResult | ScenarioView
 
 
 @dataclass(frozen=True, slots=True)
 class _SliceOutput:
-    """A slice's results in file order, and what its reading reported."""
+    """A slice's results in file order, and what its reading reported.
+
+    ``entries`` holds the results, or (``views``) the views of the results, except a trace
+    complete only because the slice ended, which stays a result (see the module docstring).
+    ``kept``: by position, the full result of each view the summary may keep.
+    """
 
     part: FileSlice
-    results: list[ScenarioResult]
+    entries: list[_Entry]
     warnings: list[str]
     """Files that could not be read (the reading's other warnings are ``errors``)."""
     errors: list[OtlpJsonError]
     deselected: int
     interrupted: bool
+    views: bool = False
+    kept: dict[int, ScenarioResult] = field(default_factory=dict)
 
-    def trace_ids(self) -> set[str]:
+    def trace_ids(self) -> set[str | None]:
         """The trace ids of the results (how a trace cut in two is recognised)."""
-        return {r.trace_id for r in self.results if r.trace_id is not None}
+        return {entry.trace_id for entry in self.entries} - {None}
 
 
 _SETUP: _Setup | None = None
@@ -142,14 +203,105 @@ def _install(setup: _Setup) -> None:
     gc.freeze()
 
 
-def _score_in_worker(part: FileSlice) -> _SliceOutput:
+def _results_in_worker(part: FileSlice) -> _Spooled:
     assert _SETUP is not None, "the pool initializer did not run"
-    return _score_slice(_SETUP, part)
+    return _spool(_score_slice(_SETUP, part), _SETUP.spool)
+
+
+def _views_in_worker(part: FileSlice) -> _Spooled:
+    assert _SETUP is not None and _SETUP.views is not None, "the pool initializer did not run"
+    return _spool(_with_views(_score_slice(_SETUP, part), _SETUP.views, _SETUP.keep), _SETUP.spool)
+
+
+@dataclass(frozen=True, slots=True)
+class _Spooled:
+    """Where a worker wrote a slice's output, with what the parent decides on before loading it.
+
+    A pool sends a result through a pipe the parent drains on a thread of its own, which waits
+    for the interpreter lock while the parent reports: a worker sending a whole slice would wait
+    with it, idle. So the output goes to a file, and only this comes through the pipe.
+    """
+
+    part: FileSlice
+    path: str
+    views: bool
+    trace_ids: frozenset[str | None]
+
+
+def _spool(output: _SliceOutput, folder: str) -> _Spooled:
+    """Write ``output`` to a new file of ``folder``."""
+    fd, path = tempfile.mkstemp(suffix=".pickle", dir=folder)
+    with os.fdopen(fd, "wb") as fp:
+        _Pickler(fp, pickle.HIGHEST_PROTOCOL).dump(output)
+    return _Spooled(output.part, path, output.views, frozenset(output.trace_ids()))
+
+
+def _load(spooled: _Spooled) -> _SliceOutput:
+    """The output a worker spooled; the file is removed.
+
+    Call with collections paused (:func:`_collections_paused`): loading makes some 100,000
+    objects, none of them garbage, and each collection would walk them all again.
+    """
+    with open(spooled.path, "rb") as fp:
+        data = fp.read()
+    os.unlink(spooled.path)
+    output: _SliceOutput = pickle.loads(data)
+    return output
+
+
+def _discard(spooled: _Spooled) -> None:
+    os.unlink(spooled.path)
+
+
+@contextmanager
+def _collections_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside: a slice's objects are freed by reference counting
+    when it has been passed on, before a collection would walk them (seconds over a big file)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a plain dataclass as a call of the class with its fields.
+
+    The default (``__setstate__``, one ``dataclasses.fields`` lookup per object) makes loading
+    the views of a slice take about twice as long, and the parent loads every one of them.
+    """
+
+    def reducer_override(self, obj: Any) -> Any:
+        names = _positional_fields(type(obj))
+        if names is None:
+            return NotImplemented
+        return type(obj), tuple([getattr(obj, name) for name in names])
+
+
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _positional_fields(cls: type) -> tuple[str, ...] | None:
+    """The fields ``cls(*values)`` takes in order, if that rebuilds an instance (plain ones)."""
+    try:
+        return _FIELDS[cls]
+    except KeyError:
+        pass
+    names = None
+    params = cls.__dict__.get("__dataclass_params__")  # its own decorator's, not a base's
+    if params is not None and params.init and not hasattr(cls, "__post_init__"):
+        fields = dataclasses.fields(cls)
+        if all(f.init and not f.kw_only for f in fields):
+            names = tuple(f.name for f in fields)
+    _FIELDS[cls] = names
+    return names
 
 
 def _score_slice(setup: _Setup, part: FileSlice) -> _SliceOutput:
     """Score one slice exactly as evaluate_traces scores a file, keeping every result."""
-    results: list[ScenarioResult] = []
+    results: list[_Entry] = []
     errors: list[OtlpJsonError] = []
     skipped = [0]
     selected = setup.selected
@@ -174,20 +326,91 @@ def _score_slice(setup: _Setup, part: FileSlice) -> _SliceOutput:
     return _SliceOutput(part, results, unreadable, errors, skipped[0], summary.interrupted)
 
 
+class _ViewList:
+    """A reporter that keeps the views it is given (the worker's side of the feed)."""
+
+    def __init__(self) -> None:
+        self.views: list[ScenarioView] = []
+
+    def add(self, result: ScenarioView) -> None:
+        self.views.append(result)
+
+    def close(self, summary: SuiteView) -> Path | None:
+        return None
+
+    def abort(self) -> None:
+        self.views.clear()
+
+
+class _SecretWatch:
+    """The stream scrubber, noting whether any result was scrubbed of a secret."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._stream = StreamScrubber(redactor)
+        self.found = False
+
+    @property
+    def redactor(self) -> Redactor:
+        return self._stream.redactor
+
+    def for_result(self, result: ScenarioResult) -> Scrubber:
+        scrubber = self._stream.for_result(result)
+        self.found = self.found or bool(scrubber.secrets)
+        return scrubber
+
+    def for_summary(self, summary: SuiteResult) -> Scrubber:
+        return self._stream.for_summary(summary)
+
+
+def _with_views(output: _SliceOutput, how: _Views, keep: int | None) -> _SliceOutput:
+    """The slice's views built by a feed like the parent's, or its results if one had a secret.
+
+    A fresh stream scrubber that meets no secret gives each result the scrubber the parent's
+    would give it as long as no earlier result had one (the parent checks that).
+    """
+    collected = _ViewList()
+    watch = _SecretWatch(how.redactor)
+    feed = ReportFeed([collected], watch, trace_url=how.trace_url)
+    entries: list[_Entry] = []
+    sample: ResultSample[ScenarioResult] = ResultSample(keep)
+    for entry in output.entries:
+        result = cast(ScenarioResult, entry)
+        if _unfinished(result):
+            entries.append(result)  # reported at the end of the file: the parent builds it
+            continue
+        feed.add(result)
+        entries.append(collected.views[-1])
+        sample.add(result)
+    if watch.found:
+        return output
+    # what the summary may keep is a subset of what the slice alone keeps (see ResultSample)
+    chosen = {id(result) for result in sample.scenarios}
+    kept = {i: cast(ScenarioResult, r) for i, r in enumerate(output.entries) if id(r) in chosen}
+    return _SliceOutput(
+        output.part,
+        entries,
+        output.warnings,
+        output.errors,
+        output.deselected,
+        output.interrupted,
+        views=True,
+        kept=kept,
+    )
+
+
 class _RecentIds:
     """The most recent trace ids, as many as the reader remembers complete traces."""
 
     def __init__(self, limit: int = 65_536) -> None:
         self.limit = limit
-        self._ids: dict[str, None] = {}
+        self._ids: dict[str | None, None] = {}
 
     def __contains__(self, trace_id: object) -> bool:
         return trace_id in self._ids
 
-    def update(self, trace_ids: Iterator[str | None]) -> None:
-        for trace_id in trace_ids:
-            if trace_id is not None:
-                self._ids[trace_id] = None
+    def update(self, trace_ids: Iterable[str | None]) -> None:
+        self._ids.update(dict.fromkeys(trace_ids))
+        self._ids.pop(None, None)
         while len(self._ids) > self.limit:
             del self._ids[next(iter(self._ids))]
 
@@ -195,7 +418,7 @@ class _RecentIds:
         self._ids.clear()
 
 
-def _unfinished(result: ScenarioResult) -> bool:
+def _unfinished(result: _Entry) -> bool:
     """Was this trace complete only because its slice ended (the reader's line 0)?"""
     return result.source is not None and result.source.endswith(":0")
 
@@ -219,6 +442,61 @@ def _neighbours(first: FileSlice, second: FileSlice) -> bool:
 # --- the pool ---------------------------------------------------------------------------------
 
 
+class _Merge:
+    """Passes the slices' results on in input order, as one process would have produced them."""
+
+    def __init__(
+        self,
+        sample: ResultSample[_Entry],
+        results: Callable[[ScenarioResult], None],
+        views: Callable[[ScenarioView], None],
+        errors: list[OtlpJsonError],
+    ) -> None:
+        self.sample = sample
+        self._results = results
+        self._views = views
+        self.errors = errors
+        self.unreadable: list[str] = []
+        self.deselected = 0
+        self.interrupted = False
+        self.tail: list[ScenarioResult] = []  # traces the current file never completed
+        self.finished = _RecentIds()  # traces already passed on from this file
+
+    def emit(self, output: _SliceOutput, last_of_file: bool) -> None:
+        """Pass on one slice's results (``last_of_file``: then those its file never completed)."""
+        self.unreadable.extend(output.warnings)
+        self.errors.extend(output.errors)
+        finished, kept = self.finished, output.kept
+        ids: list[str | None] = []
+        for index, entry in enumerate(output.entries):
+            if _unfinished(entry):
+                if entry.trace_id in finished:
+                    # spans of a trace already complete further up: one process skips them, too
+                    message = f"spans of trace {entry.trace_id} arrive after the trace was complete"
+                    path = os.fspath(output.part.path)
+                    self.errors.append(OtlpJsonError(path, 0, message + "; skipped"))
+                    continue
+                # One process reports a trace whose root never came at the end of its file
+                # (line 0), not at the end of the slice that happened to hold its spans.
+                self.tail.append(cast(ScenarioResult, entry))
+            elif type(entry) is ScenarioResult:
+                self.sample.add(entry)
+                self._results(entry)
+            else:
+                self.sample.add(kept.get(index, entry))
+                self._views(cast(ScenarioView, entry))
+            ids.append(entry.trace_id)
+        finished.update(ids)
+        if last_of_file:
+            for result in self.tail:
+                self.sample.add(result)
+                self._results(result)
+            self.tail.clear()
+            finished.clear()
+        self.deselected += output.deselected
+        self.interrupted = self.interrupted or output.interrupted
+
+
 def evaluate_traces_in_workers(
     paths: Sequence[str | Path],
     scenarios: Sequence[Scenario],
@@ -227,6 +505,7 @@ def evaluate_traces_in_workers(
     only: Scenario | None = None,
     selected: Callable[[Scenario], bool] | None = None,
     progress: Callable[[ScenarioResult], None] | None = None,
+    feed: ReportFeed | None = None,
     errors: list[OtlpJsonError] | None = None,
     keep: int | None = KEPT_RESULTS,
     slice_bytes: int | None = None,
@@ -235,102 +514,126 @@ def evaluate_traces_in_workers(
 
     Same arguments and the same result: ``progress`` sees every result in input order, the
     returned SuiteResult keeps at most ``keep`` of them with the counts of all, unreadable lines
-    go to ``errors`` and the warnings. One worker, one slice or no ``fork`` runs in-process.
-    ``slice_bytes``: input per task (default :data:`SLICE_BYTES`).
+    go to ``errors`` and the warnings. ``feed`` (a stream feed, :meth:`ReportFeed.for_stream`)
+    gets every result in input order, as ``progress=feed.add`` would, but without a
+    ``progress`` the workers build its views. One worker, one slice, no ``fork`` or no
+    temporary folder runs in-process. ``slice_bytes``: input per task (default: at most
+    :data:`SLICE_BYTES`, four slices or more per worker).
     """
-    parts = plan_slices(paths, SLICE_BYTES if slice_bytes is None else slice_bytes)
-    if workers <= 1 or len(parts) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    take = _taker(progress, feed)
+    size = _slice_size(paths, workers) if slice_bytes is None else slice_bytes
+    parts = _iter_slices(paths, size)
+    first = list(itertools.islice(parts, 2))
+    spool = None
+    if workers > 1 and len(first) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        with suppress(OSError):  # no temporary folder: one process needs none
+            spool = tempfile.mkdtemp(prefix="harness-eval-traces-")
+    if spool is None:
         return evaluate_traces(
             paths,
             scenarios,
             only=only,
             selected=selected,
-            progress=progress,
+            progress=take,
             errors=errors,
             keep=keep,
         )
     started_at, start = time.time(), time.perf_counter()
-    setup = _Setup(scenarios, only, selected)
-    sample: ResultSample[ScenarioResult] = ResultSample(keep)
+    views = _views_for(feed) if progress is None else None
+    setup = _Setup(scenarios, only, selected, keep, views, spool)
     errors = [] if errors is None else errors
-    unreadable: list[str] = []
     first_error = len(errors)
-    deselected = 0
-    interrupted = False
-
-    tail: list[ScenarioResult] = []  # traces the current file never completed
-
-    def pass_on(results: Sequence[ScenarioResult]) -> None:
-        for result in results:
-            sample.add(result)
-            if progress is not None:
-                progress(result)
-
-    finished = _RecentIds()  # traces already passed on from this file
-
-    def emit(output: _SliceOutput, last_of_file: bool) -> None:
-        nonlocal deselected, interrupted
-        unreadable.extend(output.warnings)
-        errors.extend(output.errors)
-        kept: list[ScenarioResult] = []
-        for result in output.results:
-            if result.trace_id in finished and _unfinished(result):
-                # spans of a trace already complete further up: one process skips them, too
-                message = f"spans of trace {result.trace_id} arrive after the trace was complete"
-                errors.append(OtlpJsonError(os.fspath(output.part.path), 0, message + "; skipped"))
-                continue
-            kept.append(result)
-        finished.update(r.trace_id for r in kept)
-        # One process reports a trace whose root never came at the end of its file (line 0),
-        # not at the end of the slice that happened to hold its spans.
-        pass_on([r for r in kept if not _unfinished(r)])
-        tail.extend(r for r in kept if _unfinished(r))
-        if last_of_file:
-            pass_on(tail)
-            tail.clear()
-            finished.clear()
-        deselected += output.deselected
-        interrupted = interrupted or output.interrupted
-
+    sample: ResultSample[_Entry] = ResultSample(keep)
+    merge = _Merge(sample, take or _ignore, feed.add_view if feed else _ignore, errors)
     context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(workers, context, initializer=_install, initargs=(setup,))
+
+    clean = True  # no result with a secret passed on yet: the workers' views hold
+
+    def scored(part: FileSlice) -> Future[_Spooled]:
+        # once a result with a secret was passed on, a worker's scrubber would miss it
+        task = _views_in_worker if views is not None and clean else _results_in_worker
+        return pool.submit(task, part)
+
+    def emit(spooled: _Spooled, last_of_file: bool) -> None:
+        nonlocal clean
+        if spooled.views and not clean:
+            _discard(spooled)
+            spooled = scored(spooled.part).result()
+        clean = clean and spooled.views
+        with _collections_paused():
+            merge.emit(_load(spooled), last_of_file)
+
     try:
-        held: _SliceOutput | None = None
-        for output in _in_order(pool, parts, 2 * workers):
+        held: _Spooled | None = None
+        for spooled in _in_order(scored, itertools.chain(first, parts), 2 * workers):
             if (
                 held is not None
-                and _neighbours(held.part, output.part)
-                and held.trace_ids() & output.trace_ids()
+                and _neighbours(held.part, spooled.part)
+                and held.trace_ids & spooled.trace_ids
             ):
                 # a trace cut in two: score both slices again as one, as one process reads
-                output = _score_slice(setup, _joined(held.part, output.part))
+                _discard(held)
+                _discard(spooled)
+                spooled = scored(_joined(held.part, spooled.part)).result()
                 held = None
             if held is not None:
-                emit(held, not _neighbours(held.part, output.part))
-            held = output
+                emit(held, not _neighbours(held.part, spooled.part))
+            held = spooled
         if held is not None:
             emit(held, True)
     except KeyboardInterrupt:
-        interrupted = True
+        merge.interrupted = True
     finally:
-        pool.shutdown(wait=not interrupted, cancel_futures=True)
-    warnings = unreadable + [str(error) for error in errors[first_error:]]
-    return traces_result(sample, warnings, deselected, started_at, start, interrupted=interrupted)
+        pool.shutdown(wait=not merge.interrupted, cancel_futures=True)
+        shutil.rmtree(spool, ignore_errors=True)
+    warnings = merge.unreadable + [str(error) for error in errors[first_error:]]
+    # only full results stay kept: a view is only ever kept on its way (see _with_views)
+    kept = cast(ResultSample[ScenarioResult], sample)
+    assert all(type(result) is ScenarioResult for result in kept.scenarios)
+    interrupted = merge.interrupted
+    return traces_result(
+        kept, warnings, merge.deselected, started_at, start, interrupted=interrupted
+    )
+
+
+def _ignore(entry: object) -> None:
+    pass
+
+
+def _taker(
+    progress: Callable[[ScenarioResult], None] | None, feed: ReportFeed | None
+) -> Callable[[ScenarioResult], None] | None:
+    """What takes each result the parent passes on: ``progress``, the feed, or both."""
+    if feed is None or progress is None:
+        return progress if feed is None else feed.add
+
+    def both(result: ScenarioResult) -> None:
+        progress(result)
+        feed.add(result)
+
+    return both
+
+
+def _views_for(feed: ReportFeed | None) -> _Views | None:
+    """How workers build the views ``feed`` builds, if they can (a stream feed with reporters)."""
+    if feed is None or not feed.reporters or type(feed.scrub) is not StreamScrubber:
+        return None
+    return _Views(feed.scrub.redactor, feed.trace_url)
 
 
 def _in_order(
-    pool: ProcessPoolExecutor, parts: Sequence[FileSlice], ahead: int
-) -> Iterator[_SliceOutput]:
+    submit: Callable[[FileSlice], Future[_Spooled]], parts: Iterator[FileSlice], ahead: int
+) -> Iterator[_Spooled]:
     """Each slice's output in input order, with at most ``ahead`` slices submitted at a time."""
-    pending: deque[Future[_SliceOutput]] = deque()
-    queued = iter(parts)
-    for part in queued:
-        pending.append(pool.submit(_score_in_worker, part))
+    pending: deque[Future[_Spooled]] = deque()
+    for part in parts:
+        pending.append(submit(part))
         if len(pending) >= ahead:
             break
     while pending:
-        output = pending.popleft().result()
-        for part in queued:
-            pending.append(pool.submit(_score_in_worker, part))
+        spooled = pending.popleft().result()
+        for part in parts:
+            pending.append(submit(part))
             break
-        yield output
+        yield spooled

@@ -162,28 +162,50 @@ CONVENTIONS: tuple[Convention, ...] = (TRACELOOP, OPENINFERENCE, GENAI)
 
 SpanRole = Literal["tool", "chat"]
 
+CallSpanKind = tuple[SpanRole, Convention]
+"""What :func:`classify` tells of a tool or chat span: its role and convention."""
 
-def classify(attributes: Mapping[str, Any]) -> tuple[SpanRole, Convention] | None:
+
+_TRACELOOP_KIND = TRACELOOP.kind_key
+_OPENINFERENCE_KIND = OPENINFERENCE.kind_key
+_OPENINFERENCE_TOOL_NAME = OPENINFERENCE.tool_name[0]
+_TRACELOOP_TOOL = TRACELOOP.tool_kind
+_OPENINFERENCE_TOOL = OPENINFERENCE.tool_kind
+_OPENINFERENCE_CHAT = OPENINFERENCE.chat_kind
+_GENAI_TOOL = GENAI.tool_kind
+_TOOL_TRACELOOP: CallSpanKind = ("tool", TRACELOOP)
+_TOOL_OPENINFERENCE: CallSpanKind = ("tool", OPENINFERENCE)
+_TOOL_GENAI: CallSpanKind = ("tool", GENAI)
+_CHAT_OPENINFERENCE: CallSpanKind = ("chat", OPENINFERENCE)
+_CHAT_TRACELOOP: CallSpanKind = ("chat", TRACELOOP)
+_CHAT_GENAI: CallSpanKind = ("chat", GENAI)
+
+
+def classify(attributes: Mapping[str, Any]) -> CallSpanKind | None:
     """Tell whether a span is a tool span or a chat span, and of which convention."""
-    if attributes.get(TRACELOOP.kind_key) == TRACELOOP.tool_kind:
-        return "tool", TRACELOOP
-    if OPENINFERENCE.tool_name[0] in attributes:
-        return "tool", OPENINFERENCE
-    if attributes.get(OPENINFERENCE.kind_key) == OPENINFERENCE.tool_kind:
-        return "tool", OPENINFERENCE
-    operation = attributes.get(GENAI_OPERATION)
-    if operation == GENAI.tool_kind:
-        return "tool", GENAI
-    if attributes.get(OPENINFERENCE.kind_key) == OPENINFERENCE.chat_kind:
-        return "chat", OPENINFERENCE
+    # Every span read goes through here once: the conventions' keys are module constants
+    # and the answers shared tuples, so a span costs a few dict look-ups.
+    get = attributes.get
+    if get(_TRACELOOP_KIND) == _TRACELOOP_TOOL:
+        return _TOOL_TRACELOOP
+    if _OPENINFERENCE_TOOL_NAME in attributes:
+        return _TOOL_OPENINFERENCE
+    openinference_kind = get(_OPENINFERENCE_KIND)
+    if openinference_kind == _OPENINFERENCE_TOOL:
+        return _TOOL_OPENINFERENCE
+    operation = get(GENAI_OPERATION)
+    if operation == _GENAI_TOOL:
+        return _TOOL_GENAI
+    if openinference_kind == _OPENINFERENCE_CHAT:
+        return _CHAT_OPENINFERENCE
     if operation in GENAI_CHAT_OPERATIONS:
         # Traceloop's chat spans carry no traceloop.span.kind; the legacy flattened
         # completions tell them apart from a GenAI chat span.
         if GENAI_OUTPUT_MESSAGES not in attributes and any(
             key.startswith("gen_ai.completion.") for key in attributes
         ):
-            return "chat", TRACELOOP
-        return "chat", GENAI
-    if attributes.get("llm.request.type") == "chat":
-        return "chat", TRACELOOP
+            return _CHAT_TRACELOOP
+        return _CHAT_GENAI
+    if get("llm.request.type") == "chat":
+        return _CHAT_TRACELOOP
     return None

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tracing.conventions import Convention, classify
+from tracing.conventions import ERROR_TYPE, CallSpanKind, Convention, classify
 from tracing.events import agent_path
 from tracing.records import Attempt, CallStatus, ToolCall
 from tracing.span_reading import (
@@ -46,7 +46,7 @@ from tracing.span_reading import (
 )
 from tracing.span_view import SpanView
 
-__all__ = ["calls_by_trace", "calls_from_spans"]
+__all__ = ["calls_by_trace", "calls_from_classified", "calls_from_spans"]
 
 Key = tuple[int, int, int, int]
 
@@ -87,7 +87,18 @@ def calls_from_spans(
     graph's chain spans between a tool and the agent it runs); with it, the calls made inside a
     tool's run (an agent used as a tool) come right after that tool's call, depth first.
     """
-    return [call for _, call in _convert(spans, parents or {})]
+    items = [(span, classify(span.attributes)) for span in spans]
+    return [call for _, call in _convert(items, parents or {})]
+
+
+def calls_from_classified(
+    spans: Sequence[SpanView],
+    kinds: Sequence[CallSpanKind | None],
+    parents: Mapping[str, str | None],
+) -> list[ToolCall]:
+    """:func:`calls_from_spans` of spans already classified (``kinds[i]`` is
+    ``classify(spans[i].attributes)``), as the OTLP JSON reader hands them out."""
+    return [call for _, call in _convert(zip(spans, kinds, strict=True), parents)]
 
 
 def calls_by_trace(
@@ -99,7 +110,8 @@ def calls_by_trace(
     the run that requested it; an unrequested execution to the run that executed it.
     """
     grouped: dict[str, list[ToolCall]] = {}
-    for trace_id, call in _convert(spans, parents or {}):
+    items = [(span, classify(span.attributes)) for span in spans]
+    for trace_id, call in _convert(items, parents or {}):
         grouped.setdefault(trace_id, []).append(call)
     return grouped
 
@@ -117,22 +129,36 @@ class _Trace:
     answers: dict[str, str] = field(default_factory=dict)
 
 
+_Gathered = tuple[
+    list[tuple[SpanView, Convention]], list[ExecutedCall], dict[str, str | None], _Trace
+]
+"""What :func:`_gather` reads out of a trace's spans: the arguments of :func:`_join`."""
+
+
 def _convert(
-    spans: Iterable[SpanView], parents: Mapping[str, str | None]
+    spans: Iterable[tuple[SpanView, CallSpanKind | None]], parents: Mapping[str, str | None]
 ) -> list[tuple[str, ToolCall]]:
+    return _join(*_gather(spans, parents))
+
+
+def _gather(
+    spans: Iterable[tuple[SpanView, CallSpanKind | None]], parents: Mapping[str, str | None]
+) -> _Gathered:
+    """The chat spans, the executed calls, every parent link, and the trace's roots and
+    pauses."""
     chats: list[tuple[SpanView, Convention]] = []
     executions: list[ExecutedCall] = []
     info = _Trace()
     links: dict[str, str | None] = dict(parents)
-    for span in spans:
-        links[span.span_id] = span.parent_id
-        if span.parent_id is None:
+    for span, kind in spans:
+        parent_id = links[span.span_id] = span.parent_id
+        if parent_id is None:
             info.root_names[span.trace_id] = root_agent_name(span)
             info.starts.append(span.start_ns)
-        paused = interrupt_time(span)
-        if paused is not None:
-            info.pauses.append(paused)
-        kind = classify(span.attributes)
+        if span.events or ERROR_TYPE in span.attributes:  # else no pause: skip the reading
+            paused = interrupt_time(span)
+            if paused is not None:
+                info.pauses.append(paused)
         if kind is None:
             continue
         role, convention = kind
@@ -141,14 +167,13 @@ def _convert(
             info.answers.update(tool_responses(span))
         else:
             executions.append(executed_call(span, convention))
-    return _join(chats, executions, links, info)
+    return chats, executions, links, info
 
 
 def _scope_finder(
-    executions: Sequence[ExecutedCall], links: Mapping[str, str | None]
+    tool_ids: Mapping[str, ExecutedCall], links: Mapping[str, str | None]
 ) -> Callable[[SpanView], str | None]:
     """A function giving the nearest tool span above a span (its scope), or None at the top."""
-    tool_ids = {e.span.span_id for e in executions}
 
     def scope_of(span: SpanView) -> str | None:
         """The nearest tool span above this span, or None at the top."""
@@ -167,20 +192,22 @@ class _Agents:
 
     def __init__(
         self,
-        executions: Sequence[ExecutedCall],
+        tools: Mapping[str, ExecutedCall],
         scope_of: Callable[[SpanView], str | None],
         root_names: Mapping[str, str | None],
     ) -> None:
-        self._tools = {e.span.span_id: e for e in executions}
+        self._tools = tools
         self._scope_of = scope_of
         self._root_names = root_names
         self._places: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
-    def path(self, span: SpanView, where: Where | None) -> str | None:
-        """The agent path of the run behind ``span`` (read at ``where``)."""
+    def path(self, span: SpanView, scope: str | None, where: Where | None) -> str | None:
+        """The agent path of the run behind ``span`` (in ``scope``, read at ``where``)."""
+        if scope is None:
+            return _top_agent(where, self._root_names.get(span.trace_id))
         if where is not None and where.agent is not None:
             return where.agent
-        prefix, base = self._place(self._scope_of(span), span.trace_id, 0)
+        prefix, base = self._place(scope, span.trace_id, 0)
         return agent_path(prefix, base, where.namespace if where is not None else ())
 
     def _place(
@@ -204,6 +231,17 @@ class _Agents:
         place = ((*outer, tool.name), where.namespace if where is not None else ())
         self._places[scope] = place
         return place
+
+
+def _top_agent(where: Where | None, root_name: str | None) -> str | None:
+    """The agent path of a top-level run (in no tool's scope): written on the span, else the
+    root's agent name and the namespace the convention keeps."""
+    if where is not None and where.agent is not None:
+        return where.agent
+    namespace = where.namespace if where is not None else ()
+    if not namespace:
+        return root_name or None
+    return agent_path((root_name,) if root_name else (), (), namespace)
 
 
 def _before(slots: list[_Slot], started: int) -> _Slot | None:
@@ -261,25 +299,48 @@ def _join(
     links: Mapping[str, str | None],
     info: _Trace,
 ) -> list[tuple[str, ToolCall]]:
-    scope_of = _scope_finder(executions, links)
-    agents = _Agents(executions, scope_of, info.root_names)
+    """The calls in request order: most traces have no chat span and tool spans that all
+    succeeded at the top level, and :func:`_unrequested` joins those in a single pass."""
+    if not chats:
+        tools = {e.span.span_id: e for e in executions}
+        scope_of = _scope_finder(tools, links)
+        if all(e.status == "ok" and scope_of(e.span) is None for e in executions):
+            return _unrequested(executions, info.root_names)
+    return _join_requests(chats, executions, links, info)
+
+
+def _join_requests(
+    chats: Sequence[tuple[SpanView, Convention]],
+    executions: list[ExecutedCall],
+    links: Mapping[str, str | None],
+    info: _Trace,
+) -> list[tuple[str, ToolCall]]:
+    """The calls in request order, by the rules in the module docstring."""
+    tools = {e.span.span_id: e for e in executions}
+    scope_of = _scope_finder(tools, links)
+    agents = _Agents(tools, scope_of, info.root_names)
     chats = sorted(chats, key=lambda item: (item[0].end_ns, item[0].start_ns))
     slots: dict[str | None, list[_Slot]] = {}
     # Turns count per scope and run, as the recorder counts them per top-level run.
     chat_times: dict[tuple[str | None, str], list[tuple[int, int]]] = {}
+    requested = False
     for span, convention in chats:
         scope = scope_of(span)
         times = chat_times.setdefault((scope, span.trace_id), [])
         for request in requested_calls(span, convention, len(times)):
             slot = _Slot(request, scope, (*request.order, 0), span.trace_id)
             slots.setdefault(scope, []).append(slot)
+            requested = True
         times.append((span.start_ns, span.end_ns))
 
     executions.sort(key=lambda e: (e.span.start_ns, e.span.end_ns))
     for execution in executions:
         scope = scope_of(execution.span)
         scoped = slots.setdefault(scope, [])
-        found = _find_waiting(scoped, execution) or _find_retry(scoped, execution)
+        # without a request in the trace, no execution can be waited for (most traces)
+        found = _find_waiting(scoped, execution) if requested else None
+        if found is None and scoped:
+            found = _find_retry(scoped, execution)
         if found is None:
             started = execution.span.start_ns
             found = _Slot(None, scope, (started, started, 0, 1), execution.span.trace_id)
@@ -288,10 +349,11 @@ def _join(
 
     keyed: dict[str | None, list[tuple[Key, tuple[str, ...], str, ToolCall]]] = {}
     for scope, scoped in slots.items():
+        entries = keyed[scope] = []
         for slot in scoped:
             call = _call(slot, agents, chat_times, info)
-            span_ids = tuple(e.span.span_id for e in slot.executions)
-            keyed.setdefault(scope, []).append((slot.key, span_ids, slot.trace_id, call))
+            span_ids = tuple([e.span.span_id for e in slot.executions])
+            entries.append((slot.key, span_ids, slot.trace_id, call))
 
     out: list[tuple[str, ToolCall]] = []
     _emit(None, keyed, out, set())
@@ -327,16 +389,37 @@ def _call(
             node=where.node if where is not None else None,
             turn=request.turn,
             source="otel",
-            agent=agents.path(span, where) if span is not None else None,
+            agent=agents.path(span, slot.scope, where) if span is not None else None,
         )
     last = slot.executions[-1]
-    attempts = tuple(
-        attempt for attempt in (_attempt(e) for e in slot.executions) if attempt is not None
-    )
+    attempts = tuple([a for a in map(_attempt, slot.executions) if a is not None])
     status = last.status
     if last.interrupted_at is not None and any(s > last.interrupted_at for s in info.starts):
         status = "requested"  # a later run of the conversation resumed it, without running it
-    return _joined_call(last, request, _turn(slot, last, chat_times), status, attempts, agents)
+    turn = _turn(slot, last, chat_times)
+    agent = agents.path(last.span, slot.scope, last.where)
+    return _joined_call(last, request, turn, status, attempts, agent)
+
+
+def _unrequested(
+    executions: list[ExecutedCall], root_names: Mapping[str, str | None]
+) -> list[tuple[str, ToolCall]]:
+    """The calls of the most common trace: no chat span, and tool spans that all succeeded
+    and run in no other tool's scope, so each is a call of its own, in start order.
+
+    :func:`_join_requests` gives the same calls for such a trace (compared in
+    tests/tracing/test_joining_fast_path.py): no request to wait for, no failed call to retry,
+    one scope, turn 0.
+    """
+    executions.sort(key=lambda e: (e.span.start_ns, e.span.end_ns))
+    out: list[tuple[str, ToolCall]] = []
+    for execution in executions:
+        span = execution.span
+        attempt = Attempt("ok", None, span.start_ns or None, span.end_ns or None)
+        agent = _top_agent(execution.where, root_names.get(span.trace_id))
+        call = _joined_call(execution, None, 0, "ok", (attempt,), agent)
+        out.append((span.trace_id, call))
+    return out
 
 
 def _attempt(execution: ExecutedCall) -> Attempt | None:
@@ -378,8 +461,10 @@ def _turn(
 ) -> int:
     if slot.request is not None:
         return slot.request.turn
+    times = chat_times.get((slot.scope, execution.span.trace_id))
+    if not times:
+        return 0
     started = execution.span.start_ns
-    times = chat_times.get((slot.scope, execution.span.trace_id), ())
     return sum(1 for _, end in times if end <= started)
 
 
@@ -389,7 +474,7 @@ def _joined_call(
     turn: int,
     status: CallStatus,
     attempts: tuple[Attempt, ...],
-    agents: _Agents,
+    agent: str | None,
 ) -> ToolCall:
     span = execution.span
     error = execution.error
@@ -402,22 +487,24 @@ def _joined_call(
             error = f"{execution.args_problem}; {error}" if error else execution.args_problem
         else:
             args = {}
+    # Every field, in ToolCall's order: a class called with 15 keywords packs and unpacks
+    # them, a fifth of building the call (the reader builds one per tool span).
     return ToolCall(
-        name=execution.name,
-        args=args,
-        id=execution.id or (request.id if request is not None else None),
-        status=status,
-        result=execution.result,
-        error=error,
-        started_at=span.start_ns or None,
-        ended_at=span.end_ns or None,
-        run_id=span.span_id,
-        parent_run_id=span.parent_id,
-        node=execution.node,
-        turn=turn,
-        source="otel",
-        attempts=attempts,
-        agent=agents.path(span, execution.where),
+        execution.name,  # name
+        args,
+        execution.id or (request.id if request is not None else None),  # id
+        status,
+        execution.result,  # result
+        error,
+        span.start_ns or None,  # started_at
+        span.end_ns or None,  # ended_at
+        span.span_id,  # run_id
+        span.parent_id,  # parent_run_id
+        execution.node,  # node
+        turn,
+        "otel",  # source
+        attempts,
+        agent,
     )
 
 
@@ -436,4 +523,5 @@ def _emit(
     for _, span_ids, trace_id, call in items:
         out.append((trace_id, call))
         for span_id in span_ids:
-            _emit(span_id, keyed, out, seen)
+            if span_id in keyed:  # the calls made inside this tool's run, if any
+                _emit(span_id, keyed, out, seen)

@@ -52,9 +52,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import SpanKind, StatusCode
 
-from tracing.joining import calls_from_spans
+from tracing.conventions import ERROR_TYPE, CallSpanKind, classify
+from tracing.joining import calls_from_classified
 from tracing.records import ToolCall
-from tracing.span_reading import keeps, relevant_role
+from tracing.span_reading import keeps
 from tracing.span_view import SpanEvent, SpanStatus, SpanView
 
 __all__ = [
@@ -282,6 +283,17 @@ def _why(exc: Exception) -> str:
 
 def _hex_id(value: Any, size: int, what: str) -> str:
     """An id as lowercase hex: OTLP JSON writes hex; protobuf's own JSON writes base64."""
+    if type(value) is str and len(value) == size * 2:
+        try:  # what OTLP JSON writes, checked first: hex digits only, one fast C call
+            if len(bytes.fromhex(value)) == size:
+                return value.lower()
+        except ValueError:
+            pass
+    return _other_id(value, size, what)
+
+
+def _other_id(value: Any, size: int, what: str) -> str:
+    """An id that is not plainly hex: base64 (protobuf's JSON), a str subclass, or wrong."""
     if not isinstance(value, str) or not value:
         raise _BadSpan(f"{what} missing or not a string: {value!r:.60}")
     if len(value) == size * 2:
@@ -328,22 +340,39 @@ def _value(any_value: Any) -> Any:
 def _read_attributes(items: Any) -> dict[str, Any]:
     if not items:
         return {}
-    if not isinstance(items, list):
+    if type(items) is not list and not isinstance(items, list):
         raise _BadSpan(f"attributes must be a list of {{key, value}}, got {type(items).__name__}")
     out: dict[str, Any] = {}
     for item in items:
-        if type(item) is not dict and not isinstance(item, Mapping):
-            raise _BadSpan(f"attribute without a string key: {item!r:.60}")
-        key = item.get("key")
-        if type(key) is not str and not isinstance(key, str):
-            raise _BadSpan(f"attribute without a string key: {item!r:.60}")
-        out[key] = _value(item.get("value"))
+        # most attributes are `{"key": str, "value": {"stringValue": ...}}`: read those with
+        # no call; anything else (or wrong) is read and checked by _read_attribute
+        try:
+            key = item["key"]
+            value = item["value"]
+            if type(key) is str and len(value) == 1:
+                out[key] = value["stringValue"]
+                continue
+        except (KeyError, TypeError):
+            pass
+        _read_attribute(item, out)
     return out
 
 
+def _read_attribute(item: Any, out: dict[str, Any]) -> None:
+    if type(item) is not dict and not isinstance(item, Mapping):
+        raise _BadSpan(f"attribute without a string key: {item!r:.60}")
+    key = item.get("key")
+    if type(key) is not str and not isinstance(key, str):
+        raise _BadSpan(f"attribute without a string key: {item!r:.60}")
+    out[key] = _value(item.get("value"))
+
+
+_UNSET: tuple[SpanStatus, str | None] = ("UNSET", None)
+
+
 def _status(status: Any) -> tuple[SpanStatus, str | None]:
-    if not status and type(status) is dict:
-        return "UNSET", None  # `"status": {}`, what most spans carry
+    if not status:
+        return "UNSET", None  # `"status": {}`, what most spans carry (or none at all)
     if not isinstance(status, Mapping):
         return "UNSET", None
     code = status.get("code", 0)
@@ -352,50 +381,88 @@ def _status(status: Any) -> tuple[SpanStatus, str | None]:
     return name or "UNSET", message if isinstance(message, str) and message else None
 
 
-def _view(span: Any) -> SpanView:
-    """One OTLP JSON span as a SpanView (raises _BadSpan naming what is wrong)."""
-    if type(span) is not dict and not isinstance(span, Mapping):
-        raise _BadSpan(f"a span must be an object, got {type(span).__name__}")
-    parent = span.get("parentSpanId")
-    status, message = _status(span.get("status"))
-    events = span.get("events") or ()
-    return SpanView(
-        trace_id=_hex_id(span.get("traceId"), 16, "traceId"),
-        span_id=_hex_id(span.get("spanId"), 8, "spanId"),
-        parent_id=_hex_id(parent, 8, "parentSpanId") if parent else None,
-        name=str(span.get("name", "")),
-        attributes=_read_attributes(span.get("attributes")),
-        start_ns=int(span.get("startTimeUnixNano") or 0),
-        end_ns=int(span.get("endTimeUnixNano") or 0),
-        status=status,
-        status_message=message,
-        events=tuple(
-            SpanEvent(
-                str(e.get("name", "")),
-                _read_attributes(e.get("attributes")),
-                int(e.get("timeUnixNano") or 0),
-            )
-            for e in events
-            if isinstance(e, Mapping)
+def _events(events: Any) -> tuple[SpanEvent, ...]:
+    return tuple(
+        SpanEvent(
+            str(e.get("name", "")),
+            _read_attributes(e.get("attributes")),
+            int(e.get("timeUnixNano") or 0),
         )
-        if events
-        else (),
+        for e in events
+        if isinstance(e, Mapping)
     )
 
 
-def _spans_of(request: Any) -> Iterator[Any]:
-    if not isinstance(request, Mapping) or not isinstance(request.get("resourceSpans"), list):
+_Fields = tuple[
+    str,
+    str,
+    str,
+    dict[str, Any],
+    int,
+    int,
+    str | None,
+    SpanStatus,
+    str | None,
+    tuple[SpanEvent, ...],
+]
+"""A span read and checked: the arguments of its SpanView, in order, built only when kept."""
+
+
+def _fields(span: Any) -> _Fields:
+    """One OTLP JSON span's SpanView fields (raises _BadSpan naming what is wrong)."""
+    if type(span) is not dict and not isinstance(span, Mapping):
+        raise _BadSpan(f"a span must be an object, got {type(span).__name__}")
+    get = span.get
+    parent = get("parentSpanId")
+    # the fields are checked in this order, so a span wrong in several ways names the same one
+    status_field = get("status")
+    status, message = _status(status_field) if status_field else _UNSET
+    trace_id = _hex_id(get("traceId"), 16, "traceId")
+    span_id = _hex_id(get("spanId"), 8, "spanId")
+    parent_id = _hex_id(parent, 8, "parentSpanId") if parent else None
+    name = get("name", "")
+    events = get("events")
+    return (
+        trace_id,
+        span_id,
+        name if type(name) is str else str(name),
+        _read_attributes(get("attributes")),
+        int(get("startTimeUnixNano") or 0),
+        int(get("endTimeUnixNano") or 0),
+        parent_id,
+        status,
+        message,
+        _events(events) if events else (),
+    )
+
+
+def _view(span: Any) -> SpanView:
+    """One OTLP JSON span as a SpanView (raises _BadSpan naming what is wrong)."""
+    return SpanView(*_fields(span))
+
+
+def _spans_of(request: Any) -> list[Any]:
+    """The spans of one request, in order (raises _BadSpan when it is not one)."""
+    if type(request) is not dict and not isinstance(request, Mapping):
         raise _BadSpan("not an ExportTraceServiceRequest: no 'resourceSpans' list")
-    for resource_spans in request["resourceSpans"]:
+    resources = request.get("resourceSpans")
+    if not isinstance(resources, list):
+        raise _BadSpan("not an ExportTraceServiceRequest: no 'resourceSpans' list")
+    out: list[Any] = []
+    for resource_spans in resources:
         scopes = resource_spans.get("scopeSpans") if isinstance(resource_spans, Mapping) else None
-        for scope_spans in scopes if isinstance(scopes, list) else ():
-            spans = scope_spans.get("spans") if isinstance(scope_spans, Mapping) else None
-            yield from spans if isinstance(spans, list) else ()
+        if isinstance(scopes, list):
+            for scope_spans in scopes:
+                spans = scope_spans.get("spans") if isinstance(scope_spans, Mapping) else None
+                if isinstance(spans, list):
+                    out += spans
+    return out
 
 
 @dataclass(slots=True)
 class _OpenTrace:
     views: list[SpanView] = field(default_factory=list)
+    kinds: list[CallSpanKind | None] = field(default_factory=list)
     parents: dict[str, str | None] = field(default_factory=dict)
     root: SpanView | None = None
 
@@ -414,6 +481,9 @@ class OtlpTrace:
     """Its root span (no parent), or None when the root is not in the file."""
     line: int
     """The line that completed it (brought its root); 0 when it was complete at end of file."""
+    kinds: tuple[CallSpanKind | None, ...] = ()
+    """:func:`~tracing.conventions.classify` of each of ``spans``, as the reader found it
+    (empty: worked out when needed), so no span is classified twice."""
 
     @property
     def root_attributes(self) -> Mapping[str, Any]:
@@ -421,9 +491,16 @@ class OtlpTrace:
         return self.root.attributes if self.root is not None else {}
 
     @property
+    def span_kinds(self) -> tuple[CallSpanKind | None, ...]:
+        """:func:`~tracing.conventions.classify` of each of ``spans``."""
+        if len(self.kinds) == len(self.spans):
+            return self.kinds
+        return tuple(classify(span.attributes) for span in self.spans)
+
+    @property
     def has_calls(self) -> bool:
         """Whether it has a tool or chat span."""
-        return any(relevant_role(span.attributes) is not None for span in self.spans)
+        return any(kind is not None for kind in self.span_kinds)
 
     def calls(self) -> list[ToolCall]:
         """Its tool calls in request order (empty without tool spans).
@@ -431,10 +508,14 @@ class OtlpTrace:
         One trace at a time: the runs of a conversation are not joined here (a call paused in
         one run and resumed in the next is two calls); ToolCallSpanExporter joins them.
         """
-        if not self.has_calls:
+        kinds = self.span_kinds
+        if not any(kind is not None for kind in kinds):
             return []
-        spans = self.spans if self.root is None else (*self.spans, self.root)
-        return calls_from_spans(spans, self.parents)
+        root = self.root
+        if root is None:
+            return calls_from_classified(self.spans, kinds, self.parents)
+        spans = (*self.spans, root)
+        return calls_from_classified(spans, (*kinds, classify(root.attributes)), self.parents)
 
 
 @dataclass(frozen=True, slots=True)
@@ -486,7 +567,7 @@ class OtlpJsonReader:
     def _error(self, line: int, message: str) -> None:
         self.errors.append(OtlpJsonError(str(self.path), line, message))
 
-    def _lines(self) -> Iterator[tuple[int, list[SpanView]]]:
+    def _lines(self) -> Iterator[tuple[int, list[_Fields]]]:
         """(line number, the spans on it) for each readable line; bad lines become errors."""
         part = self.slice
         with self.path.open(encoding="utf-8", errors="replace") as fp:
@@ -494,32 +575,33 @@ class OtlpJsonReader:
                 fp.seek(part.start)  # a byte offset where a line starts: a clean decoder state
             lines = fp if part.line_count is None else itertools.islice(fp, part.line_count)
             for number, line in enumerate(lines, part.first_line):
-                if not line.strip():
+                if line.isspace():  # a blank line (the file's lines are never empty)
                     continue
                 try:
-                    request = _loads(line)
-                    raw_spans = list(_spans_of(request))
+                    raw_spans = _spans_of(_loads(line))
                 except ValueError as exc:  # JSONDecodeError and _BadSpan
                     self._error(number, f"not an OTLP JSON request: {exc}")
                     continue
                 except RecursionError:  # 100,000 nested brackets: Python's parser gives up
                     self._error(number, "not an OTLP JSON request: nested too deeply to read")
                     continue
-                views = []
+                spans: list[_Fields] = []
+                keep = spans.append
                 for position, raw in enumerate(raw_spans):
                     try:
-                        views.append(_view(raw))
+                        keep(_fields(raw))
                     except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:
                         # ArithmeticError: 1e999 (infinity) as an int, a time or a status code
                         self._error(number, f"span {position} skipped: {_why(exc)}")
                     except RecursionError:
                         self._error(number, f"span {position} skipped: nested too deeply")
-                yield number, views
+                yield number, spans
 
     def iter_spans(self) -> Iterator[SpanView]:
         """Every readable span, in file order."""
-        for _, views in self._lines():
-            yield from views
+        for _, spans in self._lines():
+            for fields in spans:
+                yield SpanView(*fields)
 
     def iter_traces(self) -> Iterator[OtlpTrace]:
         """Every trace, tool calls or not, as soon as it is complete (see the module docstring).
@@ -529,29 +611,40 @@ class OtlpJsonReader:
         """
         open_traces: dict[str, _OpenTrace] = {}
         complete = _RecentTraces(_REMEMBERED_COMPLETE)
-        for number, views in self._lines():
+        completed = complete.lines
+        on_root = self.complete_on_root
+        for number, spans in self._lines():
             finished: list[str] = []
-            for view in views:
-                root_line = complete.get(view.trace_id)
+            for fields in spans:
+                trace_id, span_id, _, attributes, _, _, parent_id, _, _, events = fields
+                root_line = completed.get(trace_id)
                 if root_line is not None:
                     self._error(
                         number,
-                        f"span {view.span_id} of trace {view.trace_id} arrives after the trace "
+                        f"span {span_id} of trace {trace_id} arrives after the trace "
                         f"was complete (root span on line {root_line}); skipped",
                     )
                     continue
-                trace = open_traces.get(view.trace_id)
+                trace = open_traces.get(trace_id)
                 if trace is None:
-                    trace = open_traces[view.trace_id] = _OpenTrace()
-                events = ((e.name, e.attributes) for e in view.events) if view.events else ()
-                if view.parent_id is not None and keeps(view.attributes, view.parent_id, events):
-                    trace.views.append(view)
+                    trace = open_traces[trace_id] = _OpenTrace()
+                if parent_id is None:  # a root: held as the root, and as a parent link
+                    trace.parents[span_id] = None
+                    trace.root = SpanView(*fields)
+                    if on_root:
+                        finished.append(trace_id)
+                    continue
+                # keeps(), with the span classified once for the conversion; only the spans
+                # kept become SpanViews, the others are a parent link
+                kind = classify(attributes)
+                if kind is not None or (
+                    (events or ERROR_TYPE in attributes)
+                    and keeps(attributes, parent_id, [(e.name, e.attributes) for e in events])
+                ):
+                    trace.views.append(SpanView(*fields))
+                    trace.kinds.append(kind)
                 else:
-                    trace.parents[view.span_id] = view.parent_id
-                if view.parent_id is None:
-                    trace.root = view
-                    if self.complete_on_root:
-                        finished.append(view.trace_id)
+                    trace.parents[span_id] = parent_id
             for trace_id in finished:
                 trace = open_traces.pop(trace_id, None)
                 if trace is None:
@@ -569,28 +662,32 @@ class OtlpJsonReader:
 
 
 class _RecentTraces:
-    """The line of each recently completed trace: at least the last ``size // 2``, at most
-    ``size`` of them, in two plain dicts (an ordered dict costs a third more per id)."""
+    """The line of each recently completed trace (``lines``: trace id -> line): at least the
+    last ``size // 2``, at most ``size`` of them, oldest forgotten first."""
 
-    __slots__ = ("_current", "_half", "_previous")
+    __slots__ = ("_half", "_size", "lines")
 
     def __init__(self, size: int) -> None:
         self._half = max(size // 2, 1)
-        self._current: dict[str, int] = {}
-        self._previous: dict[str, int] = {}
+        self._size = 2 * self._half
+        # one plain dict, changed in place, so the reader looks an id up without a call
+        self.lines: dict[str, int] = {}
 
     def add(self, trace_id: str, line: int) -> None:
-        if len(self._current) >= self._half:
-            self._previous, self._current = self._current, {}
-        self._current[trace_id] = line
+        lines = self.lines
+        if len(lines) >= self._size:  # forget the oldest, keeping the newest half
+            for old in list(itertools.islice(lines, len(lines) - self._half)):
+                del lines[old]
+        lines[trace_id] = line
 
     def get(self, trace_id: str) -> int | None:
-        found = self._current.get(trace_id)
-        return found if found is not None else self._previous.get(trace_id)
+        return self.lines.get(trace_id)
 
 
 def _record(trace_id: str, trace: _OpenTrace, line: int) -> OtlpTrace:
-    return OtlpTrace(trace_id, tuple(trace.views), trace.parents, trace.root, line)
+    return OtlpTrace(
+        trace_id, tuple(trace.views), trace.parents, trace.root, line, tuple(trace.kinds)
+    )
 
 
 def _report(reader: OtlpJsonReader, errors: list[OtlpJsonError] | None, seen: int) -> int:

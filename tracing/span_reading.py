@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from tracing.conventions import (
     AGENT_NAME,
@@ -46,6 +49,7 @@ __all__ = [
     "conversation_of",
     "executed_call",
     "interrupt_time",
+    "json_value",
     "keeps",
     "place_of",
     "relevant_role",
@@ -86,6 +90,8 @@ def keeps(
 
 def interrupt_time(span: SpanView) -> int | None:
     """When LangGraph paused the run in this span (its interrupt event, else its end), or None."""
+    if not span.events and ERROR_TYPE not in span.attributes:
+        return None  # most spans: neither an event nor an error type to look at
     for event in span.events:
         if event.name == EXCEPTION_EVENT and _is_interrupt_type(
             event.attributes.get(EXCEPTION_TYPE)
@@ -167,9 +173,14 @@ def place_of(span: SpanView, convention: Convention) -> Where:
             namespace = namespace_nodes(
                 metadata.get("langgraph_checkpoint_ns") or metadata.get("checkpoint_ns")
             )
-    return Where(
-        agent if isinstance(agent, str) and agent else None, namespace, _node(span, convention)
-    )
+    agent = agent if isinstance(agent, str) and agent else None
+    node = _node(span, convention)
+    if agent is None and node is None and not namespace:
+        return _NOWHERE  # frozen: one shared value for the spans that say nothing of it
+    return Where(agent, namespace, node)
+
+
+_NOWHERE = Where(None, (), None)
 
 
 @dataclass(slots=True)
@@ -212,14 +223,51 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
+_LONG_NUMBER = re.compile(r"\d{19}")
+"""19 digits in a row: maybe an integer past 64 bits, which orjson reads as a float."""
+_DEEP = 500
+"""Brackets from which a text may nest deep enough for the two parsers to differ."""
+
+
+def json_value(text: str) -> Any:
+    """``json.loads(text)``, the same value and errors, through orjson where that is certain.
+
+    orjson (C, several times faster) decides texts without a 19-digit run (so every integer
+    fits 64 bits, which it reads exactly) and with few brackets (so both nest alike); whatever
+    it refuses (NaN, Infinity, 1e999, lone surrogates, bad JSON) the standard parser decides,
+    giving its own value or error.
+    """
+    if _LONG_NUMBER.search(text) is None and (
+        len(text) < _DEEP or text.count("[") + text.count("{") < _DEEP
+    ):
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
+
+
 def _loads(text: Any) -> Any:
     """JSON-decode a string attribute; anything else (or bad JSON) comes back as None."""
     if not isinstance(text, str):
         return None
     try:
-        return json.loads(text)
+        return json_value(text)
     except ValueError:
         return None
+
+
+def _arguments(raw: Any, where: Callable[[], str]) -> dict[str, Any]:
+    """``parse_arguments(raw, where=where())``: a JSON object string decoded fast, the rest
+    (and every error, with its message) by parse_arguments itself."""
+    if type(raw) is str and raw:
+        try:
+            parsed = json_value(raw)
+        except ValueError:
+            parsed = None
+        if type(parsed) is dict:
+            return parsed
+    return parse_arguments(raw, where=where())
 
 
 def _tool_message(obj: Any) -> dict[str, Any] | None:
@@ -275,9 +323,9 @@ def _read_arguments(
         return None, None, None, None
     if convention is TRACELOOP:
         return _read_traceloop_arguments(raw)
-    where = f"span {span.span_id} ({convention.arguments})"
     try:
-        return parse_arguments(raw, where=where), None, None, None
+        args = _arguments(raw, lambda: f"span {span.span_id} ({convention.arguments})")
+        return args, None, None, None
     except InvalidToolCall as exc:
         text = _text(raw)
         if convention is OPENINFERENCE:
@@ -323,6 +371,21 @@ def _command_message(decoded: Any, call_id: str | None) -> dict[str, Any] | None
     return answer or (found[0] if found else None)
 
 
+def _plain_result(raw: Any) -> bool:
+    """A result text that cannot decode to a ToolMessage or a Command carrying one.
+
+    Both need the string ``tool`` or ``ToolMessage`` in the JSON, so a text with neither word
+    (and no escape that could spell one) holds none; a text that may nest deep enough to fail
+    decoding is decoded all the same, so it fails as it always did.
+    """
+    return (
+        type(raw) is str
+        and "ool" not in raw
+        and "\\" not in raw
+        and (len(raw) < _DEEP or raw.count("[") + raw.count("{") < _DEEP)
+    )
+
+
 def _read_output(
     span: SpanView, convention: Convention, call_id: str | None
 ) -> tuple[Any, str | None, bool]:
@@ -334,6 +397,8 @@ def _read_output(
     raw = span.attributes.get(convention.result)
     if raw is None:
         return None, None, False
+    if convention is GENAI and _plain_result(raw):
+        return raw, None, False  # what decoding would come to: no ToolMessage in it
     decoded = _loads(raw)
     if convention is TRACELOOP and isinstance(decoded, Mapping):
         decoded = decoded.get("output")
@@ -380,20 +445,22 @@ def executed_call(span: SpanView, convention: Convention) -> ExecutedCall:
             or (str(result) if output_error and result is not None else None)
             or str(span.attributes.get(ERROR_TYPE) or "error")
         )
+    where = place_of(span, convention)
+    # positional, in ExecutedCall's order: 13 keywords to a class cost a third of building it
     return ExecutedCall(
-        span=span,
-        convention=convention,
-        name=_tool_name(span, convention),
-        args=args,
-        raw_args=raw_args,
-        args_problem=problem,
-        id=call_id or args_id or output_id,
-        status="interrupted" if paused is not None else "error" if failed else "ok",
-        result=result,
-        error=error,
-        node=_node(span, convention),
-        where=place_of(span, convention),
-        interrupted_at=paused,
+        span,
+        convention,
+        _tool_name(span, convention),  # name
+        args,
+        raw_args,
+        problem,  # args_problem
+        call_id or args_id or output_id,  # id
+        "interrupted" if paused is not None else "error" if failed else "ok",  # status
+        result,
+        error,
+        where.node,  # node (place_of read it: _node(span, convention))
+        where,
+        paused,  # interrupted_at
     )
 
 
@@ -407,7 +474,7 @@ def _request_from(
     call_id = call_id if isinstance(call_id, str) and call_id else None
     raw = fields.get("arguments")
     try:
-        args = parse_arguments(raw, where=f"{where}: requested call {name!r}")
+        args = _arguments(raw, lambda: f"{where}: requested call {name!r}")
         problem = None
     except InvalidToolCall as exc:
         args, problem = {RAW_ARGUMENTS_KEY: _text(raw)}, str(exc)

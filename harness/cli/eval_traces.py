@@ -93,7 +93,7 @@ def _score(
             only=only,
             selected=selected,
             errors=unreadable,
-            progress=feed.add,
+            feed=feed,
             keep=KEPT_RESULTS,
         )
     except BaseException:

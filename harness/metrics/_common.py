@@ -339,67 +339,96 @@ def match_count(
     ``keyed=True`` declares it to be ``args_equal``, so literal keys may settle it.
 
     Identical calls pair first, without comparing values one by one: a literal expectation's
-    bytes (``Expectation.exact``) equal to a call's prove the edge, position by position (a run
-    that went to plan pairs completely there), then anywhere. A greedy pass with
-    ``relation`` pairs each leftover expectation with the first free call it accepts. That is
-    maximum unless an augmenting path exists; the check below rules one out in all but rare
-    cases, and those go to an exact method.
+    bytes (``Expectation.exact``) equal to a call's prove the edge, position by position until
+    the first pair that differs (a run that went to plan is counted there and nothing else is
+    built), then anywhere. A greedy pass with ``relation`` pairs each leftover expectation with
+    the first free call it accepts. That is maximum unless an augmenting path exists; the check
+    in :func:`_count_rest` rules one out in all but rare cases, and those go to an exact method.
+    """
+    count = 0
+    for exp, call in zip(expected, actual, strict=False):  # the shorter list bounds k
+        exact = exp.exact  # None for a scoped expectation: pairs_with judges those
+        # an invalid call pairs with nothing (Expectation.pairs_with)
+        if exact is None or exp.name != call.name or call.status == "invalid":
+            return _count_rest(expected, actual, relation, keyed, count, None)
+        try:
+            key = _dumps(call.args, 2)  # harness.values.call_bytes, inlined
+        except ValueError:
+            return _count_rest(expected, actual, relation, keyed, count, _NO_BYTES)
+        if key != exact:
+            return _count_rest(expected, actual, relation, keyed, count, key)
+        count += 1
+    return count  # nothing can pair more than min(n, m)
+
+
+_NO_BYTES = b""
+"""In :func:`_count_rest`'s key list, a free call whose arguments have no bytes: no
+``Expectation.exact`` is empty, so it equals none; a taken call's entry is None instead."""
+
+
+def _count_rest(
+    expected: Sequence[Expectation],
+    actual: Sequence[ToolCall],
+    relation: ArgsRelation,
+    keyed: bool,
+    start: int,
+    start_key: bytes | None,
+) -> int:
+    """:func:`match_count` once the first ``start`` pairs are identical in place.
+
+    ``start_key``: the bytes of ``actual[start]`` when they were already computed.
     """
     n, m = len(expected), len(actual)
-    keys = _call_keys(actual)
     k = n if n < m else m
-    taken = [False] * m
-    rest: list[int] = []  # expectations still to place
-    for i in range(k):
-        exp, call = expected[i], actual[i]
-        exact = exp.exact  # None for a scoped expectation: pairs_with judges those
-        if (
-            exact is not None
-            and exact == keys[i]
-            and exp.name == call.name
-            and call.status != "invalid"  # an invalid call pairs with nothing (pairs_with)
-        ):
-            taken[i] = True
-            keys[i] = None  # consumed
-        else:
-            rest.append(i)
-    if not rest:
-        return k  # nothing can pair more than min(n, m)
-    order = [j for j in range(k) if taken[j]]  # calls in the order they were taken
-    paired = order.copy()  # expectations paired so far
-    rest.extend(range(k, n))
+    # keys[r] stands for actual[start + r]: its bytes while free, None once taken. Only a count
+    # is kept while pairing identical calls; the lists the proof below needs are built after.
+    if start_key is None:
+        keys = _call_keys(actual, start)
+    else:
+        keys = _call_keys(actual, start + 1)
+        keys.insert(0, start_key)
+    count = start
     unplaced: list[int] = []
-    for i in rest:
+    size = len(keys)
+    after = 0  # just after the last identical call taken: where a shifted run goes on
+    for i in range(start, n):
         # An identical call anywhere; which one does not matter to the proof below, which only
         # needs the calls taken so far to come first in ``order``.
         exp = expected[i]
         exact = exp.exact
-        j = -1
         if exact is not None:
-            try:
-                j = keys.index(exact)
-            except ValueError:
-                pass
+            if after < size and keys[after] == exact:
+                r = after
+            elif exact in keys:
+                r = keys.index(exact)
             else:
-                if actual[j].name != exp.name or actual[j].status == "invalid":
-                    j = _identical(exp, actual, keys, j + 1)
-        if j < 0:
-            unplaced.append(i)
-        else:
-            keys[j] = None
-            taken[j] = True
-            order.append(j)
-            paired.append(i)
-    if len(order) == k:
-        return k
-    rest = unplaced
+                unplaced.append(i)
+                continue
+            call = actual[start + r]
+            if call.name != exp.name or call.status == "invalid":
+                # same bytes, other tool (or an invalid call): look further
+                r = _identical(exp, actual, keys, start)
+            if r >= 0:
+                keys[r] = None
+                after = r + 1
+                count += 1
+                if count == k:
+                    return k
+                continue
+        unplaced.append(i)
     if n * m > _GREEDY_LIMIT:
         # Huge samples: the engine's lazy Hopcroft–Karp runs its own greedy pass; a second one
         # here, plus the check below, would only add to its cost.
         return _exact_count(expected, actual, relation, keyed)
-    free = [j for j in range(m) if not taken[j]]
+    order = list(range(start))  # calls in the order they were taken
+    free: list[int] = []
+    for r, key in enumerate(keys, start):
+        if key is None:
+            order.append(r)
+        else:
+            free.append(r)
     left: list[tuple[int, int]] = []  # an unpaired expectation, and len(order) at its turn
-    for i in rest:
+    for i in unplaced:
         exp = expected[i]
         name, pattern = exp.name, exp.args
         for pos, j in enumerate(free):
@@ -407,40 +436,44 @@ def match_count(
             if call.name == name and exp.pairs_with(call) and relation(pattern, call.args):
                 del free[pos]
                 order.append(j)
-                paired.append(i)
                 break
         else:
             left.append((i, len(order)))
             continue
-        if len(order) == k:
+        count += 1
+        if count == k:
             return k
     # The check costs up to (unpaired × paired) edge tests: worth it on everyday samples, not on
     # huge ones where the exact engine's own search is cheaper than the full check.
     if len(left) * len(order) <= _CHECK_BUDGET and _no_augmenting_path(
-        expected, actual, relation, left, order, paired, free
+        expected, actual, relation, left, order, free
     ):
-        return len(order)
+        return count
     return _exact_count(expected, actual, relation, keyed)
 
 
 def _identical(
-    exp: Expectation, actual: Sequence[ToolCall], keys: list[bytes | None], start: int
+    exp: Expectation, actual: Sequence[ToolCall], keys: list[bytes | None], offset: int
 ) -> int:
-    """The first free call from ``start`` on with the expectation's bytes and name, or -1."""
+    """The first ``r`` whose free call ``actual[offset + r]`` has the expectation's bytes and
+    name (and is not ``invalid``), or -1."""
     exact, name = exp.exact, exp.name
-    for j in range(start, len(keys)):
-        if keys[j] == exact and actual[j].name == name and actual[j].status != "invalid":
-            return j
+    for r in range(len(keys)):
+        if keys[r] == exact:
+            call = actual[offset + r]
+            if call.name == name and call.status != "invalid":
+                return r
     return -1
 
 
-def _call_keys(actual: Sequence[ToolCall]) -> list[bytes | None]:
-    """``call_bytes`` of every call's arguments (harness.values.call_bytes)."""
+def _call_keys(actual: Sequence[ToolCall], start: int) -> list[bytes | None]:
+    """The bytes of the arguments of the calls from ``start`` on (harness.values.call_bytes),
+    :data:`_NO_BYTES` for those that have none."""
     try:
-        # One comprehension, as this runs for every sample scored.
-        return [_dumps(call.args, 2) for call in actual]
+        # One comprehension, as this runs for most samples scored.
+        return [_dumps(actual[j].args, 2) for j in range(start, len(actual))]
     except ValueError:
-        return [call_bytes(call.args) for call in actual]
+        return [call_bytes(actual[j].args) or _NO_BYTES for j in range(start, len(actual))]
 
 
 def _exact_count(
@@ -460,17 +493,19 @@ def _no_augmenting_path(
     relation: ArgsRelation,
     left: list[tuple[int, int]],
     order: list[int],
-    paired: list[int],
     free: list[int],
 ) -> bool:
-    """True when no unpaired expectation has an edge, or no free call has one.
+    """True when no unpaired expectation has an edge, or no free call has one, along a path.
 
     An augmenting path runs from an unpaired expectation with some edge to a free call with some
-    edge. Each unpaired expectation was refused by every call still free at its turn, so only
-    calls taken before then can give it an edge; each free call was free at every such turn, so
-    it was refused by every unpaired expectation and only paired ones can give it an edge.
+    edge, all of one tool name (every edge joins equal names). Each unpaired expectation was
+    refused by every call still free at its turn, so only calls taken before then can give it
+    an edge; each free call was free at every such turn, so it was refused by every unpaired
+    expectation and only paired ones can give it an edge.
     """
-    for i, before in left:
+    free_names = {actual[j].name for j in free}
+    starts = [(i, before) for i, before in left if expected[i].name in free_names]
+    for i, before in starts:
         exp = expected[i]
         name = exp.name
         for j in order[:before]:
@@ -483,9 +518,15 @@ def _no_augmenting_path(
         break
     else:
         return True
+    start_names = {expected[i].name for i, _ in starts}
+    # Every expectation is paired or left at this point (the caller stops once k are paired).
+    unpaired = {i for i, _ in left}
+    paired = [i for i in range(len(expected)) if i not in unpaired]
     for j in free:
         call = actual[j]
         name = call.name
+        if name not in start_names:
+            continue
         for i in paired:
             exp = expected[i]
             if exp.name == name and _related(relation, exp, call):

@@ -53,9 +53,12 @@ class ToolCallAccuracy:
         if actual is None:
             actual = sample.require_recorded()
         # Only the matching's size is needed now; the pairing is built when details are read.
-        value = match_count(expected, actual, args_match) / len(expected)
+        n = len(expected)
+        matched = match_count(expected, actual, args_match)
         explain = partial(_explain_accuracy, tuple(expected), tuple(actual))
-        return lazy_score(self.name, value, self.threshold, explain)
+        # Everything matched: the reason needs no pairing (_accuracy_reason with none missing).
+        reason = f"{n}/{n} expected calls matched" if matched == n else None
+        return lazy_score(self.name, matched / n, self.threshold, explain, reason=reason)
 
 
 def _explain_accuracy(

@@ -109,7 +109,7 @@ class Score:
     value: float
     threshold: float
     passed: bool
-    _reason: str
+    _reason: str | None  # None until known: given up front, or built by ``_explain``
     _details: Details | None
     _explain: Explain | None
 
@@ -129,7 +129,8 @@ class Score:
         setter(self, "value", value)
         setter(self, "threshold", threshold)
         setter(self, "passed", passed)
-        setter(self, "_reason", reason)
+        # A reason given next to ``explain`` is the reason; ``explain`` builds the details.
+        setter(self, "_reason", reason if explain is None or reason else None)
         setter(self, "_details", details)
         setter(self, "_explain", explain)
 
@@ -138,15 +139,23 @@ class Score:
         if explain is not None:
             # Two threads may both get here; both compute the same thing, so no lock is needed.
             reason, details = explain()
-            object.__setattr__(self, "_reason", reason)
+            if self._reason is None:  # else known up front (lazy_score's ``reason``): kept
+                object.__setattr__(self, "_reason", reason)
             object.__setattr__(self, "_details", details)
             object.__setattr__(self, "_explain", None)
 
     @property
     def reason(self) -> str:
         """Why the score is what it is, in one line (numbers with 2 decimals)."""
-        self._resolve()
-        return self._reason
+        reason = self._reason
+        if reason is None:
+            # Unknown until explained; a metric that knows it cheaply (a passing score, usually)
+            # sets it up front, so reading it does not build the details (docs/architecture.md,
+            # "Metric").
+            self._resolve()
+            reason = self._reason
+            assert reason is not None
+        return reason
 
     @property
     def details(self) -> Details:
@@ -241,15 +250,26 @@ _set = object.__setattr__
 
 
 def lazy_score(
-    name: str, value: float, threshold: float, explain: Explain, *, force_fail: bool = False
+    name: str,
+    value: float,
+    threshold: float,
+    explain: Explain,
+    *,
+    force_fail: bool = False,
+    reason: str | None = None,
 ) -> Score:
-    """Like :func:`make_score`, with reason and details built by ``explain`` on first access."""
+    """Like :func:`make_score`, with reason and details built by ``explain`` on first access.
+
+    ``reason``: the reason when the metric knows it without the details (it must be the text
+    ``explain`` would give); reading it then builds nothing.
+    """
     # Every metric returns one of these per sample, so it skips Score.__init__'s argument
-    # handling; ``_reason`` and ``_details`` stay unset until ``_resolve`` fills them.
+    # handling; ``_details`` stays unset until ``_resolve`` fills it.
     score = _new_score(Score)
     _set(score, "name", name)
     _set(score, "value", value)
     _set(score, "threshold", threshold)
     _set(score, "passed", value >= threshold and not force_fail)
     _set(score, "_explain", explain)
+    _set(score, "_reason", reason)
     return score

@@ -71,7 +71,10 @@ class ToolCallF1:
         # 2PR / (P + R) simplifies to one exact division; zero when either side is empty.
         value = 2 * tp / (len(expected) + len(actual))
         explain = partial(_explain_f1_lazily, tuple(expected), tuple(actual), value)
-        return lazy_score(self.name, value, self.threshold, explain)
+        # Every call on both sides paired: precision and recall are 1, nothing is listed.
+        full = tp == len(expected) == len(actual)
+        reason = "F1 1.00 (precision 1.00, recall 1.00)" if full else None
+        return lazy_score(self.name, value, self.threshold, explain, reason=reason)
 
 
 def _explain_f1_lazily(

@@ -8,6 +8,7 @@ reproduces Ragas's sort-and-zip pairing, string comparison and length-mismatch z
 
 from __future__ import annotations
 
+import functools
 import marshal
 import math
 from collections import Counter
@@ -103,20 +104,21 @@ class ToolCallSequenceAccuracy:
             if expected[i].name != actual[i].name:
                 explain = partial(_explain_closed_strict, tuple(expected), tuple(actual), i, k)
                 return lazy_score(self.name, 0.0, self.threshold, explain)
-        scorer = _PairScorer(self._compare)
-        if self._compare is None:
+        compare = self._compare
+        if compare is None:
+            scorer = _EXACT
             scores = _exact_scores(expected, actual, k)
         else:
+            scorer = _PairScorer(compare)
             scores = [scorer.score(expected[i], actual[i]) for i in range(k)]
-        pairs = [(i, i) for i in range(k)]
-        return self._gate_open(expected, actual, pairs, scores, scorer)
+        return self._gate_open(expected, actual, _diagonal(k), scores, scorer)
 
     def _flexible(self, expected: list[Expectation], actual: list[ToolCall]) -> Score:
         k = min(len(expected), len(actual))
         if not _names_can_pair(expected, actual, k):
             explain = partial(_explain_closed_flexible, tuple(expected), tuple(actual), k)
             return lazy_score(self.name, 0.0, self.threshold, explain)
-        scorer = _PairScorer(self._compare)
+        scorer = _EXACT if self._compare is None else _PairScorer(self._compare)
         if self._compare is None and match_count(expected, actual, _perfect_args) == k:
             # Every pair worth 1.0 is the best any pairing can do, and a maximum matching finds
             # one without computing the full weight grid an assignment needs. Counting it is
@@ -125,7 +127,9 @@ class ToolCallSequenceAccuracy:
             explain = partial(
                 _explain_perfect, self.order, tuple(expected), tuple(actual), scorer, value
             )
-            return lazy_score(self.name, value, self.threshold, explain)
+            # k pairs, all worth 1.0 (the matching found above has that size): no clause.
+            reason = _aligned_reason(self.order, value, k, len(expected))
+            return lazy_score(self.name, value, self.threshold, explain, reason=reason)
         pair_score = scorer.score
 
         def weight(exp: Expectation, call: ToolCall) -> float | None:
@@ -156,7 +160,11 @@ class ToolCallSequenceAccuracy:
             scorer,
             value,
         )
-        return lazy_score(self.name, value, self.threshold, explain)
+        reason = None
+        if scores.count(1.0) == len(scores):
+            # No pair below 1.0, so no diff clause: the reason needs no details.
+            reason = _aligned_reason(self.order, value, len(pairs), len(expected))
+        return lazy_score(self.name, value, self.threshold, explain, reason=reason)
 
 
 def _explain_perfect(
@@ -180,25 +188,30 @@ def _explain_open(
     scorer: _PairScorer,
     value: float,
 ) -> tuple[str, Details]:
-    used_expected = {i for i, _ in pairs}
-    used_actual = {j for _, j in pairs}
-    unmatched_expected = tuple(i for i in range(len(expected)) if i not in used_expected)
-    unmatched_actual = tuple(j for j in range(len(actual)) if j not in used_actual)
+    # A pairing never repeats an index, so as many pairs as calls leaves none unpaired.
+    paired = len(pairs)
+    unmatched_expected = () if paired == len(expected) else _unpaired(expected, pairs, 0)
+    unmatched_actual = () if paired == len(actual) else _unpaired(actual, pairs, 1)
     detail_pairs: list[Pair] = []
     issues: list[Issue] = []
     clauses: list[str] = []
     for (i, j), score in zip(pairs, scores, strict=True):
+        if score == 1.0 and score.__class__ is float:
+            detail_pairs.append(_whole_pair(i, j))  # no diffs: most pairs, shared
+            continue
         diffs: tuple[ArgDiff, ...] = ()
         if score < 1.0:
-            diffs = scorer.diffs(expected[i], actual[j])
+            exp = expected[i]
+            diffs = scorer.diffs(exp, actual[j])
             for diff in diffs:
-                clause = diff_clause(expected[i].name, diff)
+                clause = diff_clause(exp.name, diff)
                 clauses.append(clause)
                 issues.append(Issue(diff.code, clause, i, j))
         detail_pairs.append(Pair(i, j, diffs, score))
-    issues += missing_issues(expected, unmatched_expected)
+    if unmatched_expected:
+        issues += missing_issues(expected, unmatched_expected)
     mean = math.fsum(scores) / len(scores)
-    coverage = len(pairs) / len(expected)
+    coverage = paired / len(expected)
     details = Details(
         tuple(detail_pairs),
         unmatched_expected,
@@ -206,13 +219,43 @@ def _explain_open(
         tuple(issues),
         {"gate": 1.0, "mean_argument_score": mean, "coverage": coverage},
     )
-    reason = (
-        f"score {fmt(value)}: tool names aligned ({order}); argument accuracy "
-        f"{fmt(mean)} over {len(pairs)} pair(s); coverage {len(pairs)}/{len(expected)}"
-    )
+    reason = _open_reason(order, value, mean, paired, len(expected))
     if clauses:
         reason += " — " + capped(clauses, sep=" ")
     return reason, details
+
+
+def _unpaired(calls: Sequence[Any], pairs: Sequence[tuple[int, int]], side: int) -> tuple[int, ...]:
+    """The indices of ``calls`` no pair uses on its ``side`` (0: expected, 1: actual)."""
+    taken = {pair[side] for pair in pairs}
+    return tuple([i for i in range(len(calls)) if i not in taken])
+
+
+@functools.lru_cache(maxsize=1024)
+def _whole_pair(i: int, j: int) -> Pair:
+    """``Pair(i, j, (), 1.0)``: immutable, and every run that went to plan has the same ones."""
+    return Pair(i, j, (), 1.0)
+
+
+def _open_reason(order: str, value: float, mean: float, paired: int, expected: int) -> str:
+    """The reason of an open gate, before any diff clause."""
+    return (
+        f"score {fmt(value)}: tool names aligned ({order}); argument accuracy "
+        f"{fmt(mean)} over {paired} pair(s); coverage {paired}/{expected}"
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _aligned_reason(order: str, value: float, paired: int, expected: int) -> str:
+    """:func:`_open_reason` when every pair scores 1.0 (so ``value`` is paired / expected):
+    the same few texts for every run that went to plan, so each is formatted once."""
+    return _open_reason(order, value, 1.0, paired, expected)
+
+
+@functools.lru_cache(maxsize=64)
+def _diagonal(k: int) -> tuple[tuple[int, int], ...]:
+    """The pairs ``(i, i)`` of a strict alignment of ``k`` calls (shared, it is a tuple)."""
+    return tuple([(i, i) for i in range(k)])
 
 
 def _explain_closed_strict(
@@ -383,3 +426,8 @@ class _PairScorer:
                     ArgDiff(arg_pointer(key), pattern, call.args[key], "wrong_args", message)
                 )
         return tuple(diffs)
+
+
+_EXACT = _PairScorer(None)
+"""The exact comparator's scorer: it remembers nothing (only a comparator's results are kept),
+so every evaluation shares it."""

@@ -137,6 +137,7 @@ class Redactor:
         "_cache",
         "_finder",
         "_max_len",
+        "_maybe",
         "_min_len",
         "_texts",
         "_values",
@@ -191,6 +192,8 @@ class Redactor:
         # short strings recur across results (tool names, reasons, argument values): each is
         # redacted once per redactor, not once per report view of every trace
         self._texts: dict[str, str] = {}
+        # the secret search asks this of every JSON text (a tool result per call, per trace)
+        self._maybe: dict[str, bool] = {}
 
     def __repr__(self) -> str:
         """``Redactor(keys=(...))``."""
@@ -377,7 +380,17 @@ class Redactor:
         """Cheap pre-check: can any key in this text match? Never a false "no"."""
         if len(text) < self._min_len or self._finder is None:
             return False  # squashing never lengthens a text, nor does decoding an escape
+        if len(text) > _TEXT_CACHED:
+            return self._scan(text)
+        found = self._maybe.get(text)
+        if found is None:
+            if len(self._maybe) >= _CACHE_LIMIT:
+                self._maybe.clear()  # texts come from user data: keep the cache bounded
+            found = self._maybe[text] = self._scan(text)
+        return found
+
+    def _scan(self, text: str) -> bool:
         if "\\u" in text:
             return True  # a \\uXXXX escape can spell any letter of a key: look to be sure
         squashed = _squash(_JSON_ESCAPE.sub(" ", text))
-        return self._finder.search(squashed) is not None
+        return self._finder is not None and self._finder.search(squashed) is not None

@@ -8,19 +8,37 @@ still going, for the span exporter. See docs/architecture.md, "Redaction".
 
 from __future__ import annotations
 
+import math
 import re
 import threading
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from harness.redaction.keys import Redactor
 from harness.redaction.secrets import collect_secrets, secrets_in
-from harness.redaction.values import _SCRUB_PAD, VIEW_LIMITS, Limits, _cut, _Render
+from harness.redaction.values import (
+    _INT_BITS_SAFE,
+    _SCRUB_PAD,
+    VIEW_LIMITS,
+    Limits,
+    _cut,
+    _Render,
+)
 
 if TYPE_CHECKING:  # the result model imports this package: no import back at run time
     from harness.result import RunResult, ScenarioResult, SuiteResult
 
 __all__ = ["Scrubber", "SecretBook", "StreamScrubber"]
+
+T = TypeVar("T")
+
+_CACHED_TEXT = 256
+"""Strings up to this length have their scrubbed form remembered per scrubber (tool names,
+reasons, argument values recur in every result of a stream)."""
+_CACHE_LIMIT = 8192
+"""Entries a scrubber's caches hold before they start over (their keys come from user data)."""
+_SAME = object()
+"""A cached text that scrubbing left as it was: the caller's own object comes back."""
 
 # --- the text scrubber ----------------------------------------------------------------------
 
@@ -33,12 +51,15 @@ class Scrubber:
     return itself), the counterpart of :class:`StreamScrubber` for a stream.
     """
 
-    __slots__ = ("_constants", "_finder", "_secrets", "redactor")
+    __slots__ = ("_constants", "_finder", "_keys", "_redacted", "_secrets", "_texts", "redactor")
 
     def __init__(self, redactor: Redactor | None = None, secrets: Iterable[str] = ()) -> None:
         """Mask with ``redactor`` (default key list) and scrub ``secrets`` out of text."""
         self.redactor = Redactor() if redactor is None else redactor
-        self._constants: dict[str, Any] = {}
+        self._constants: dict[Hashable, Any] = {}
+        self._texts: dict[str, object] = {}
+        self._redacted: dict[str, object] = {}
+        self._keys: dict[str, tuple[bool, str]] = {}
         # longest first, so a secret that contains another is replaced whole
         self._secrets = tuple(sorted(set(secrets), key=len, reverse=True))
         # one pass over a text for every secret, not one per secret (a long text, 256 secrets)
@@ -69,7 +90,9 @@ class Scrubber:
         characters when given (what is scrubbed is never shown in part)."""
         if limit is not None and len(text) > limit:
             return _cut(self._scrub(text[: limit + _SCRUB_PAD]), limit)
-        return self._scrub(text)
+        if len(text) > _CACHED_TEXT:
+            return self._scrub(text)
+        return _cached(self._texts, text, self._scrub)
 
     def _scrub(self, text: str) -> str:
         if self._finder is not None:
@@ -78,6 +101,21 @@ class Scrubber:
 
     def redacted_text(self, text: str) -> str:
         """A value's string: secret keys masked inside it (JSON, ``key=value``), then scrubbed."""
+        if len(text) > _CACHED_TEXT:
+            return self._redact_and_scrub(text)
+        return _cached(self._redacted, text, self._redact_and_scrub)
+
+    def key(self, name: str) -> tuple[bool, str]:
+        """A mapping key: is its value secret (masked by key), and the key as a view shows it
+        (:meth:`redacted_text`); remembered, as a stream's values repeat their keys."""
+        found = self._keys.get(name)
+        if found is None:
+            if len(self._keys) >= _CACHE_LIMIT:
+                self._keys.clear()
+            found = self._keys[name] = (self.redactor.matches(name), self.redacted_text(name))
+        return found
+
+    def _redact_and_scrub(self, text: str) -> str:
         return self._scrub(self.redactor.redact_text(text))
 
     def value(self, value: Any, limits: Limits = VIEW_LIMITS) -> Any:
@@ -85,15 +123,30 @@ class Scrubber:
         scrubbed, anything unwritable a placeholder (one walk; never raises)."""
         if value is None:
             return None  # a run without output or result: no walk to set up
+        kind = type(value)
+        if kind is str and (limits.chars is None or len(value) <= limits.chars):
+            return self.redacted_text(value)  # what the walk does with a string that fits
+        if kind is bool or (kind is int and value.bit_length() < _INT_BITS_SAFE):
+            return value  # what the walk gives a plain number: no walk to set up
+        if kind is float and math.isfinite(value):
+            return value
         return _Render(limits, self).walk(value)
 
     def constant(self, name: str, value: Any) -> Any:
         """:meth:`value` of a value that is the same at every call under ``name`` (the details
         of a passing score, say): rendered once per scrubber, a fresh copy each time."""
-        rendered = self._constants.get(name)
-        if rendered is None:
-            rendered = self._constants[name] = self.value(value)
-        return _copied(rendered)
+        return _copied(self.rendered(("constant", name), lambda: self.value(value)))
+
+    def rendered(self, key: Hashable, make: Callable[[], T]) -> T:
+        """What ``make`` renders with this scrubber, built once under ``key`` and the very same
+        object at every later call: only for renderings nobody changes (a passing score's
+        view), whose ``key`` holds everything they are made of."""
+        found = self._constants.get(key, _SAME)
+        if found is _SAME:
+            if len(self._constants) >= _CACHE_LIMIT:
+                self._constants.clear()  # keys come from user data (reasons): stay bounded
+            found = self._constants[key] = make()
+        return found  # type: ignore[no-any-return]
 
     def for_result(self, result: ScenarioResult) -> Scrubber:
         """The scrubber for one result of the suite: this one (it knows every run)."""
@@ -102,6 +155,19 @@ class Scrubber:
     def for_summary(self, summary: SuiteResult) -> Scrubber:
         """The scrubber for the suite's own text (warnings): this one."""
         return self
+
+
+def _cached(cache: dict[str, object], text: str, scrub: Callable[[str], str]) -> str:
+    """``scrub(text)``, remembered in ``cache`` (bounded); an unchanged text comes back as
+    the caller's own object."""
+    found = cache.get(text)
+    if found is None:
+        out = scrub(text)
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[text] = _SAME if out == text else out
+        return text if out == text else out
+    return text if found is _SAME else found  # type: ignore[return-value]
 
 
 def _copied(rendered: Any) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from harness.redaction.values import jsonable, safe_repr
@@ -41,51 +41,68 @@ def collect_secrets(runs: Iterable[RunResult], redactor: Redactor) -> frozenset[
     found: set[str] = set()
     for run in runs:
         if run.sample is not None:
-            found.update(_SEARCHED.secrets(run.sample, redactor))
+            found.update(_SEARCHED.secrets(run.sample, redactor, _sample_secrets))
     return frozenset(found)
 
 
 def _sample_secrets(sample: Any, redactor: Redactor) -> frozenset[str]:
     found: set[str] = set()
+    search = _Search(redactor, found)  # one search over every call: no set-up per value
     for call in sample.tool_calls or ():
-        secrets_in(call.args, redactor, found)
-        secrets_in(call.result, redactor, found)
+        for value in (call.args, call.result):
+            if _may_hold(value):  # a plain number or string holds no key
+                try:
+                    search.walk(value, False, 0)
+                except Exception:  # as secrets_in: an unreadable value holds nothing
+                    search.clear_path()
     for expectation in sample.expected_tool_calls:
-        # matchers in their `$` form: a literal in a pattern is a value like any other
-        secrets_in(jsonable(dict(expectation.args)), redactor, found)
+        # a scenario's expectations score every trace of a stream: searched once per redactor
+        found.update(_EXPECTED.secrets(expectation, redactor, _expectation_secrets))
+    return frozenset(found)
+
+
+def _expectation_secrets(expectation: Any, redactor: Redactor) -> frozenset[str]:
+    found: set[str] = set()
+    # matchers in their `$` form: a literal in a pattern is a value like any other
+    secrets_in(jsonable(dict(expectation.args)), redactor, found)
     return frozenset(found)
 
 
 class _Searched:
-    """The secrets of the last :data:`_SEARCHED_KEPT` samples searched, per redactor.
+    """The secrets of the last ``kept`` samples (or expectations) searched, per redactor.
 
     Entries hold their sample and redactor, so an id is never reused while it is a key; the
     oldest entry goes first. A sample is not changed once scored (docs/architecture.md,
     "Data flow"), so its secrets stay what they were.
     """
 
-    __slots__ = ("_entries", "_lock")
+    __slots__ = ("_entries", "_kept", "_lock")
 
-    def __init__(self) -> None:
+    def __init__(self, kept: int) -> None:
         self._lock = threading.Lock()
+        self._kept = kept
         self._entries: dict[tuple[int, int], tuple[Any, Redactor, frozenset[str]]] = {}
 
-    def secrets(self, sample: Any, redactor: Redactor) -> frozenset[str]:
-        key = (id(sample), id(redactor))
+    def secrets(
+        self, item: Any, redactor: Redactor, search: Callable[[Any, Redactor], frozenset[str]]
+    ) -> frozenset[str]:
+        key = (id(item), id(redactor))
         with self._lock:
             entry = self._entries.get(key)
-        if entry is not None and entry[0] is sample and entry[1] is redactor:
+        if entry is not None and entry[0] is item and entry[1] is redactor:
             return entry[2]
-        found = _sample_secrets(sample, redactor)
+        found = search(item, redactor)
         with self._lock:
-            if len(self._entries) >= _SEARCHED_KEPT:
+            if len(self._entries) >= self._kept:
                 del self._entries[next(iter(self._entries))]
-            self._entries[key] = (sample, redactor, found)
+            self._entries[key] = (item, redactor, found)
         return found
 
 
 _SEARCHED_KEPT = 64
-_SEARCHED = _Searched()
+_SEARCHED = _Searched(_SEARCHED_KEPT)
+_EXPECTED = _Searched(1024)
+"""Expectations searched: a suite's, a few per scenario (frozen, so their secrets stay)."""
 
 
 def secrets_in(value: Any, redactor: Redactor, found: set[str]) -> None:
@@ -116,6 +133,10 @@ class _Search:
         self.found = found
         self._matches = redactor.matches
         self._path: set[int] = set()
+
+    def clear_path(self) -> None:
+        """Forget the containers being searched (after a search that raised)."""
+        self._path.clear()
 
     def walk(self, value: Any, secret: bool, depth: int) -> None:
         kind = type(value)

@@ -94,6 +94,11 @@ def _int_text(value: int) -> str | None:
     return f"<unrepresentable: int with about {digits:,} digits>"
 
 
+def _int_or_text(value: int) -> int | str:
+    shown = _int_text(value)
+    return value if shown is None else shown
+
+
 def _unrepresentable(value: Any, exc: BaseException) -> str:
     kind = type(value).__name__
     return f"<unrepresentable: {kind} ({type(exc).__name__}: {_exc_text(exc)})>"
@@ -148,9 +153,10 @@ class _Render:
         if kind is str:
             return self.string(value)
         if kind is int:
-            shown = _int_text(value)
-            return value if shown is None else shown
-        if value is None or isinstance(value, bool):
+            return value if value.bit_length() < _INT_BITS_SAFE else _int_or_text(value)
+        if value is None or kind is bool or (kind is float and math.isfinite(value)):
+            return value
+        if isinstance(value, bool):
             return value
         if isinstance(value, int):
             shown = _int_text(value)
@@ -189,27 +195,37 @@ class _Render:
         out: dict[str, Any] = {}
         scrubber = self.scrubber
         limit = self.limits.items
+        walk = self._walk  # the views' hot loop: no attribute lookups
         for count, (key, item) in enumerate(mapping.items()):
             if limit is not None and (count >= limit or self._spent()):
                 out["…"] = f"<{len(mapping) - count:,} more entries>"
                 break
             name = key if isinstance(key, str) else _key_text(key)
-            if scrubber is not None and scrubber.redactor.matches(name):
-                out[self.string(name)] = scrubber.redactor.mask
+            if scrubber is None:
+                out[self.string(name)] = walk(item, depth + 1)
                 continue
-            out[self.string(name)] = self._walk(item, depth + 1)
+            secret, shown = scrubber.key(name)
+            left = self.chars_left
+            if left is None:
+                pass
+            elif len(name) <= left:  # what string() does with a key that fits, remembered
+                self.chars_left = left - len(shown)
+            else:
+                shown = self.string(name)
+            out[shown] = scrubber.redactor.mask if secret else walk(item, depth + 1)
         return out
 
     def _sequence(self, items: list[Any] | tuple[Any, ...], depth: int) -> list[Any]:
         limit = self.limits.items
+        walk = self._walk
         if limit is None:
-            return [self._walk(item, depth + 1) for item in items]
+            return [walk(item, depth + 1) for item in items]
         out: list[Any] = []
         for count, item in enumerate(items):
             if count >= limit or self._spent():
                 out.append(f"<{len(items) - count:,} more items>")
                 break
-            out.append(self._walk(item, depth + 1))
+            out.append(walk(item, depth + 1))
         return out
 
     def _spent(self) -> bool:
@@ -217,8 +233,14 @@ class _Render:
 
     def string(self, text: str) -> str:
         """A string as the value shows it: scrubbed, then cut to what the budget has left."""
-        room = None if self.chars_left is None else max(self.chars_left, _MIN_ROOM)
+        left = self.chars_left
         scrubber = self.scrubber
+        if left is not None and len(text) <= left:  # the usual case: it fits whole
+            if scrubber is not None:
+                text = scrubber.redacted_text(text)
+            self.chars_left = left - len(text)
+            return text
+        room = None if left is None else max(left, _MIN_ROOM)
         if room is not None and len(text) > room:
             more = len(text) - room
             head = text[: room + _SCRUB_PAD]

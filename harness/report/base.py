@@ -140,6 +140,14 @@ class ReportFeed:
             except (OSError, ImportError) as exc:
                 self._drop(reporter, exc)
 
+    def add_view(self, view: ScenarioView) -> None:
+        """Hand every reporter a view built as :meth:`add` builds it (eval-traces' workers)."""
+        for reporter in list(self.reporters):
+            try:
+                reporter.add(view)
+            except (OSError, ImportError) as exc:
+                self._drop(reporter, exc)
+
     def close(self, summary: SuiteResult) -> list[Path]:
         """Close every reporter with the summary's view; returns the files written."""
         written: list[Path] = []

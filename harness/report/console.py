@@ -3,6 +3,11 @@
 Every text from a result goes through :func:`~harness.report.view.printable`: a control
 character or a bidi override in a name or a value shows as its escape, so it can neither drive
 the terminal nor reverse the next scenario's name on screen.
+
+A large run is summarised, not listed: past ``max_rows`` results the table has no passing row,
+and only the first :data:`DETAILED` results that did not pass get a row, a failure section and a
+summary line; one line says how many more failed or errored (the JSON, JUnit and HTML reports
+list every one; ``harness run -v`` lifts the limit). A small run prints as it always did.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from harness.report.view import ScenarioView, SuiteView, printable
 from harness.result import ResultSample, Status, SuiteResult
 
 __all__ = [
+    "DETAILED",
     "STATUS_STYLE",
     "ConsoleReporter",
     "narrow_items",
@@ -40,14 +46,21 @@ STATUS_STYLE: dict[Status, str] = {
 }
 
 
+DETAILED = 20
+"""Results that did not pass shown in detail (table row, failure section, summary line) once a
+run has more than ``max_rows`` results: rendering 500 failures costs the console a second."""
+
+
 class ConsoleReporter:
     """Prints the report when closed, from the views it kept (a :class:`ResultSample`).
 
     ``keep``: at most this many results are kept, those that did not pass first (``harness
     eval-traces``: the summary counts the rest); None keeps all. ``max_rows``: with more
-    results than that, the table lists only those that did not pass. ``quiet`` (``-q``):
-    only the summary line. ``verbose`` (``-v``): a provider failure's or a cassette miss's
-    traceback too, not only its line.
+    results than that, the table lists only those that did not pass, and only the first
+    :data:`DETAILED` of them are shown (row, failure section, summary line; one line counts
+    the failed and errored left out); None shows every result. ``quiet`` (``-q``): only the
+    summary line. ``verbose`` (``-v``): a provider failure's or a cassette miss's traceback
+    too, not only its line.
     """
 
     def __init__(
@@ -122,7 +135,7 @@ def summary_table(
     """
     shown = scenarios
     if max_rows is not None and summary.total > max_rows:
-        shown = tuple(s for s in shown if s.status != "passed")
+        shown = _detailed(scenarios)
     narrow = width is not None and width < WIDE
     cells = [scores_cell(scenario) for scenario in shown]
     names = [name for cell in cells for name in _names(cell)]
@@ -223,12 +236,16 @@ def _render(
 ) -> None:
     if scenarios:
         out.print(summary_table(summary, scenarios, max_rows, width=out.width))
+    failing = [s for s in scenarios if s.status in ("failed", "error")]
+    if max_rows is not None and summary.total > max_rows:
+        scenarios = _detailed(scenarios)  # past the limit: the rest is counted, not rendered
     failures = [s for s in scenarios if s.status in ("failed", "error")]
     if failures:
         out.rule(Text("FAILURES", style="bold red"), characters="=")
         for scenario in failures:
             render_failure(out, scenario, verbose=verbose)
     unseen = summary.omitted.get("failed", 0) + summary.omitted.get("error", 0)
+    unseen += len(failing) - len(failures)
     if unseen:
         out.print(
             Text(
@@ -258,6 +275,11 @@ def _render(
     for warning in summary.warnings:
         out.print(Text(printable(f"warning: {warning}"), style="yellow"), soft_wrap=True)
     _summary_line(out, summary)
+
+
+def _detailed(scenarios: tuple[ScenarioView, ...]) -> tuple[ScenarioView, ...]:
+    """The results a large run shows: the first :data:`DETAILED` that did not pass."""
+    return tuple(s for s in scenarios if s.status != "passed")[:DETAILED]
 
 
 def _summary_line(out: Console, summary: SuiteView) -> None:

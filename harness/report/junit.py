@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
-from xml.sax.saxutils import quoteattr
+from xml.sax.saxutils import escape, quoteattr
 
 from harness.redaction import Redactor, Scrubber
 from harness.report.base import FeedWriter, write_whole
@@ -153,9 +153,7 @@ class _Parts:
             suite = self._suites[scenario.suite] = _Suite(body)
         text = _empty_case_text(scenario)
         if text is None:
-            case = _testcase(scenario)
-            ET.indent(case, space="  ", level=2)
-            text = "    " + ET.tostring(case, encoding="unicode") + "\n"
+            text = _case_text(scenario)
         suite.body.write(text.encode("utf-8"))
         suite.counts["tests"] += 1
         suite.time += scenario.duration
@@ -236,26 +234,71 @@ def _empty_case_text(scenario: ScenarioView) -> str | None:
     return f"    <testcase {shown} />\n"
 
 
-def _testcase(scenario: ScenarioView) -> ET.Element:
-    case = ET.Element("testcase", _case_attributes(scenario))
+_Child = tuple[str, dict[str, str], str]
+"""A testcase's child element: tag, attributes, text."""
+
+
+def _children(scenario: ScenarioView) -> list[_Child]:
+    """What goes inside a testcase: the verdict's element, then the match table's output."""
+    children: list[_Child] = []
     message = _clean("; ".join(scenario.reasons))
     if scenario.status == "failed":
-        failure = ET.SubElement(case, "failure", message=message, type="failure")
-        failure.text = _clean(failure_text(scenario, traceback=False))
+        text = _clean(failure_text(scenario, traceback=False))
+        children.append(("failure", {"message": message, "type": "failure"}, text))
     elif scenario.status == "error":
         run = scenario.shown
         kind = run.error.type if run is not None and run.error is not None else "error"
-        error = ET.SubElement(case, "error", message=message, type=kind)
-        error.text = _clean(failure_text(scenario))
-    elif scenario.status == "xfailed":
-        skipped = ET.SubElement(
-            case, "skipped", message=_clean(f"xfail: {scenario.xfail}"), type="pytest.xfail"
+        children.append(
+            ("error", {"message": message, "type": kind}, _clean(failure_text(scenario)))
         )
-        skipped.text = message
+    elif scenario.status == "xfailed":
+        attributes = {"message": _clean(f"xfail: {scenario.xfail}"), "type": "pytest.xfail"}
+        children.append(("skipped", attributes, message))
     run = scenario.shown
     table = match_table(run) if run is not None else ""
     # a run left paused says on what, whatever its status (a pending approval is news)
     output = "\n".join(part for part in (table, paused_line(run) if run else "") if part)
     if output:
-        ET.SubElement(case, "system-out").text = _clean(output)
+        children.append(("system-out", {}, _clean(output)))
+    return children
+
+
+def _testcase(scenario: ScenarioView) -> ET.Element:
+    case = ET.Element("testcase", _case_attributes(scenario))
+    for tag, attributes, text in _children(scenario):
+        ET.SubElement(case, tag, attributes).text = text
     return case
+
+
+_ATTRIBUTE_ENTITIES = {'"': "&quot;", "\r": "&#13;", "\n": "&#10;", "\t": "&#09;"}
+"""What ElementTree writes for these characters in an attribute value (``&<>`` aside)."""
+
+
+def _element(tag: str, attributes: dict[str, str], text: str) -> str:
+    shown = "".join(f' {key}="{_attribute(value)}"' for key, value in attributes.items())
+    return f"<{tag}{shown}>{_text(text)}</{tag}>" if text else f"<{tag}{shown} />"
+
+
+def _attribute(value: str) -> str:
+    """An attribute value escaped as ElementTree does; most have nothing to escape (one scan)."""
+    if _ESCAPED.search(value) is None:
+        return value
+    return escape(value, _ATTRIBUTE_ENTITIES)
+
+
+def _text(text: str) -> str:
+    """Element text escaped as ElementTree does (``&<>``); a scan per character, no copies."""
+    if "&" in text or "<" in text or ">" in text:
+        return escape(text)
+    return text
+
+
+def _case_text(scenario: ScenarioView) -> str:
+    """A testcase's lines as ``ET.indent(level=2)`` and ``ET.tostring`` write them, without
+    building the tree: a large stream's failures are thousands of testcases."""
+    children = _children(scenario)
+    head = _element("testcase", _case_attributes(scenario), "")
+    if not children:
+        return f"    {head}\n"
+    inner = "".join(f"\n      {_element(*child)}" for child in children)
+    return f"    {head[:-3]}>{inner}\n    </testcase>\n"

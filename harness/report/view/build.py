@@ -11,6 +11,7 @@ from typing import Any
 from harness.expectation import Expectation
 from harness.metrics.base import Details, Score
 from harness.redaction import Redactor, Scrubber, safe_repr
+from harness.report.view.details import details_data
 from harness.report.view.forms import TEXT_LIMIT, _text_form
 from harness.report.view.model import (
     ArgView,
@@ -98,6 +99,8 @@ def _bare_run_view(run: RunResult, scrubber: Scrubber, why: str) -> RunView:
 def run_view(run: RunResult, scrubber: Scrubber) -> RunView:
     """One run's view: calls, expectations, scores, checks, error and match rows."""
     sample = run.sample
+    if sample is None:
+        return _sampleless_run_view(run, scrubber)
     recorded_calls = run.calls
     expectations = sample.expected_tool_calls if sample is not None else []
     uncaptured = set(content_gaps(sample)[0])
@@ -138,6 +141,35 @@ def run_view(run: RunResult, scrubber: Scrubber) -> RunView:
         paused=tuple(scrubber.value(payload) for payload in run.paused),
         paused_text=_paused_text(run.paused, scrubber),
         turns=_turn_views(sample, scrubber),
+    )
+
+
+def _sampleless_run_view(run: RunResult, scrubber: Scrubber) -> RunView:
+    """A run that recorded nothing (it errored first, or a lean passing trace): its verdicts.
+
+    What :func:`run_view` gives for it, without the steps that find nothing to show: the bulk
+    of a large ``eval-traces`` stream is lean passing runs (docs/architecture.md, "Reporter").
+    """
+    paused = run.paused
+    return RunView(
+        run.index,
+        run.passed,
+        run.trace_id,
+        run.duration,
+        False,
+        None,
+        None,
+        (),
+        (),
+        tuple([_score_view(score, scrubber) for score in run.scores]),
+        tuple([_check_view(check, scrubber) for check in run.checks]),
+        _error_view(run.error, scrubber) if run.error is not None else None,
+        (),
+        tuple([scrubber.text(reason, TEXT_LIMIT) for reason in run.reasons()]),
+        None,
+        tuple(scrubber.value(payload) for payload in paused) if paused else (),
+        _paused_text(paused, scrubber),
+        (),
     )
 
 
@@ -217,6 +249,19 @@ def call_view(
 
 def expectation_view(index: int, expectation: Expectation, scrubber: Scrubber) -> ExpectationView:
     """Expected call ``index`` of a sample, masked and scrubbed."""
+    # A scenario's expectations are the same objects in every trace of a stream, and frozen
+    # (docs/architecture.md, "Data flow"): one view per scrubber. The entry holds the
+    # expectation, so its id cannot be reused while it is a key.
+    key = ("expectation", index, id(expectation))
+    kept, view = scrubber.rendered(
+        key, lambda: (expectation, _expectation_view(index, expectation, scrubber))
+    )
+    if kept is expectation:
+        return view
+    return _expectation_view(index, expectation, scrubber)
+
+
+def _expectation_view(index: int, expectation: Expectation, scrubber: Scrubber) -> ExpectationView:
     return ExpectationView(
         index,
         expectation.name,
@@ -227,6 +272,21 @@ def expectation_view(index: int, expectation: Expectation, scrubber: Scrubber) -
 
 
 def _score_view(score: Score, scrubber: Scrubber) -> ScoreView:
+    details = score.details
+    if _empty(details):
+        # most scores of a large stream pass with nothing to detail: one view per scrubber
+        # for each (name, value, threshold, verdict, reason), shared by every result (the
+        # types too: 1 and 1.0 are equal keys but not the same JSON)
+        value, threshold = score.value, score.threshold
+        key = (
+            *("score", score.name, value, type(value), threshold, type(threshold)),
+            *(score.passed, score.reason),
+        )
+        return scrubber.rendered(key, lambda: _full_score_view(score, scrubber))
+    return _full_score_view(score, scrubber)
+
+
+def _full_score_view(score: Score, scrubber: Scrubber) -> ScoreView:
     return ScoreView(
         name=score.name,
         value=score.value,
@@ -241,20 +301,30 @@ def _score_view(score: Score, scrubber: Scrubber) -> ScoreView:
 _NO_DETAILS = Details()
 
 
-def _details_view(details: Details, scrubber: Scrubber) -> Mapping[str, Any]:
-    # most scores of a large stream pass with nothing to detail: that form is rendered once
-    if not (
+def _empty(details: Details) -> bool:
+    return not (
         details.pairs
         or details.unmatched_expected
         or details.unmatched_actual
         or details.issues
         or details.extra
-    ):
+    )
+
+
+def _details_view(details: Details, scrubber: Scrubber) -> Mapping[str, Any]:
+    if _empty(details):  # rendered once per scrubber
         return scrubber.constant("no details", _NO_DETAILS.to_dict())  # type: ignore[no-any-return]
-    return scrubber.value(details.to_dict())  # type: ignore[no-any-return]
+    return details_data(details, scrubber)  # type: ignore[no-any-return]
 
 
 def _check_view(check: CheckResult, scrubber: Scrubber) -> CheckView:
+    if check.passed:  # a passing check says the same of every result: one view per scrubber
+        key = ("check", check.name, check.code, check.reason, check.calls)
+        return scrubber.rendered(key, lambda: _full_check_view(check, scrubber))
+    return _full_check_view(check, scrubber)
+
+
+def _full_check_view(check: CheckResult, scrubber: Scrubber) -> CheckView:
     reason = scrubber.text(check.reason, TEXT_LIMIT)
     return CheckView(check.name, check.passed, check.code, reason, check.calls)
 

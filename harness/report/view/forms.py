@@ -47,8 +47,15 @@ def display(value: Any) -> str:
     return safe_repr(value)  # containers: matchers nested inside show in their `$` form
 
 
+_REPR_PLAIN = frozenset({int, float, bool, type(None)})
+"""Values whose rendered form is themselves and whose text is their ``repr``
+(:func:`~harness.redaction.safe_repr` of a writable number)."""
+
+
 def _text_form(value: Any, rendered: Any, scrubber: Scrubber) -> str:
     """The ``text`` of a value from its rendered (masked, scrubbed, cut) form."""
+    if rendered is value and type(value) in _REPR_PLAIN:  # a plain number: its repr
+        return scrubber.text(repr(value))
     if value is ABSENT or isinstance(value, Matcher):
         return scrubber.text(display(value), TEXT_LIMIT)
     if isinstance(rendered, str) and not isinstance(value, str):

@@ -6,12 +6,12 @@ How the pairs are chosen is in :mod:`harness.report.view` (docs/metrics.md, "Mat
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from typing import Any
 
 from harness.expectation import Expectation
 from harness.matching import best_assignment, max_matching
 from harness.metrics.base import Details, Score
-from harness.redaction import Scrubber
+from harness.redaction import Redactor, Scrubber
 from harness.report.view.forms import TEXT_LIMIT, _text_form
 from harness.report.view.model import DiffView, MatchRow, RowVerdict, _pointer
 from harness.result import CheckResult, RunResult
@@ -25,11 +25,11 @@ def _rows(
     """Every expected call with its partner (or none), then every call nobody claimed."""
     # A score named `<scope>.<metric>` (a turn's, an agent's: harness.scoring.scoped_score)
     # indexes its own slice of the run: its pairs are not this table's.
-    run = replace(run, scores=tuple(score for score in run.scores if "." not in score.name))
-    pairs = _Pairs(run, expected, calls)
+    scores = [score for score in run.scores if "." not in score.name]
+    pairs = _Pairs(scores, expected, calls)
     full = pairs.full()
     near = pairs.near(full)
-    metric_diffs = _metric_diffs(run.scores)
+    metric_diffs = _metric_diffs(scores)
     tags = _flagged_calls(run.checks)
     rows: list[MatchRow] = []
     for index in range(len(expected)):
@@ -58,7 +58,7 @@ class _Pairs:
     __slots__ = ("_accepts", "_checks", "calls", "expected", "recorded")
 
     def __init__(
-        self, run: RunResult, expected: Sequence[Expectation], calls: Sequence[ToolCall]
+        self, scores: Sequence[Score], expected: Sequence[Expectation], calls: Sequence[ToolCall]
     ) -> None:
         self.expected = expected
         self.calls = calls
@@ -68,7 +68,7 @@ class _Pairs:
         # the run (a metric scored another sample) is not this run's.
         self.recorded: list[tuple[tuple[int, int], ...]] = []
         if expected and calls:
-            for score in run.scores:
+            for score in scores:
                 pairing = _pairing(score.details, len(expected), len(calls))
                 if pairing is not None:
                     self.recorded.append(pairing)
@@ -114,9 +114,12 @@ class _Pairs:
             return i not in full and j not in used and self._same_name(i, j)
 
         candidates = [pair for pairing in self.recorded for pair in pairing if free(*pair)]
-        candidates.sort(key=lambda pair: -self.check(*pair).correct)  # stable: score order
+        if len(candidates) > 1:
+            candidates.sort(key=lambda pair: -self.check(*pair).correct)  # stable: score order
         _take(taken, candidates, lambda i, j: j not in used)
         rest_e = [i for i in range(len(self.expected)) if i not in full and i not in taken]
+        if not rest_e:
+            return taken  # every expectation has its partner: nothing left to assign
         busy = used | set(taken.values())
         rest_a = [j for j in range(len(self.calls)) if j not in busy]
         names = {self.expected[i].name for i in rest_e}
@@ -176,9 +179,11 @@ def _metric_diffs(scores: Iterable[Score]) -> dict[tuple[int, int], list[tuple[s
 
 
 def _row_diffs(
-    own: Iterable[ArgDiff], recorded: Iterable[tuple[str, ArgDiff]], scrubber: Scrubber
+    own: Sequence[ArgDiff], recorded: Sequence[tuple[str, ArgDiff]], scrubber: Scrubber
 ) -> tuple[DiffView, ...]:
     """The expectation's own diffs, then the metrics' extras: one per (path, code)."""
+    if not own and not recorded:
+        return ()
     seen: set[tuple[str, str]] = set()
     out: list[DiffView] = []
     for source, diff in (*(("", d) for d in own), *recorded):
@@ -197,8 +202,8 @@ def _diff_view(diff: ArgDiff, source: str, scrubber: Scrubber) -> DiffView:
         return DiffView(
             diff.path, diff.code, mask, mask, f"{diff.code} (value masked)", True, source
         )
-    expected = redactor.redact(diff.expected)
-    actual = redactor.redact(diff.actual)
+    expected = _redacted(redactor, diff.expected)
+    actual = _redacted(redactor, diff.actual)
     # a value that held a secret key: the message may quote it, so only the code is shown
     changed = expected is not diff.expected or actual is not diff.actual
     reason = f"{diff.code} (value masked)" if changed else scrubber.text(diff.message, TEXT_LIMIT)
@@ -211,6 +216,14 @@ def _diff_view(diff: ArgDiff, source: str, scrubber: Scrubber) -> DiffView:
         changed,
         source,
     )
+
+
+_PLAIN = frozenset({int, float, bool, type(None)})
+"""Values with no keys inside: nothing to mask by key (the walk would hand them back)."""
+
+
+def _redacted(redactor: Redactor, value: Any) -> Any:
+    return value if type(value) in _PLAIN else redactor.redact(value)
 
 
 _CHECK_TAG = {"unexpected_call": "forbidden", "tool_error": "tool error", "wrong_output": ""}

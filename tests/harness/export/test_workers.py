@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ import pytest
 
 from harness.cli import main
 from harness.evaluate_traces import evaluate_traces
+from harness.report.base import ReportFeed
+from harness.report.view import ScenarioView, SuiteView
 from harness.result import ScenarioResult, SuiteResult
 from harness.scenarios import iter_scenarios, load_paths
 from harness.workers import evaluate_traces_in_workers, plan_slices
@@ -114,3 +117,213 @@ def test_cli_workers_write_the_same_report(
                 run.pop("duration", None)
         reports.append(data)
     assert reports[0] == reports[1]
+
+
+# --- reports across worker counts (the workers build the views) -------------------------------
+
+SECRET = "correct-horse-battery-staple"  # no token pattern: masked only as a known secret
+
+_CLOCKS = [
+    (rb'"(started_at|duration)": [0-9.e+-]+', rb'"\1": 0'),
+    (rb"in [0-9.]+s\b", rb"in 0s"),
+    (rb"took [0-9.]+s", rb"took 0s"),
+    (rb"started [0-9-]+ [0-9:]+ UTC", rb"started 0 UTC"),
+    (rb'(time|timestamp)="[^"]*"', rb'\1="0"'),
+]
+
+
+def _unclocked(data: bytes) -> bytes:
+    """A report without its clock fields (when it started, how long it took)."""
+    for pattern, replacement in _CLOCKS:
+        data = re.sub(pattern, replacement, data)
+    return data
+
+
+def _set(span: dict[str, Any], key: str, value: Any) -> None:
+    for attribute in span["attributes"]:
+        if attribute["key"] == key:
+            attribute["value"] = {"stringValue": json.dumps(value)}
+
+
+def _lines(split: bool, secret_at: int | None = None) -> list[str]:
+    """240 traces; with ``split``, each trace's spans on two lines (cuts fall inside traces).
+
+    ``secret_at``: trace 9 (failing, so its calls are kept) sends ``api_key`` = SECRET; trace
+    ``secret_at`` (failing too) echoes it in a tool result, where only a scrubber that remembers
+    it masks it.
+    """
+    lines: list[str] = []
+    for first in range(0, 240, 3):
+        group = [bench._trace(i) for i in range(first, first + 3)]
+        if secret_at is not None and first == 9:
+            _set(group[0][0], "gen_ai.tool.call.arguments", {"city": "Berlin", "api_key": SECRET})
+        if secret_at is not None and first <= secret_at < first + 3:
+            _set(group[secret_at - first][1], "gen_ai.tool.call.result", {"echo": SECRET})
+        if split:
+            lines.append(_request([s for spans in group for s in spans[:-1]]))
+            lines.append(_request([spans[-1] for spans in group]))
+        else:
+            lines.extend(_request(spans) for spans in group)
+        if first == 120:
+            lines.append("{not json\n")  # well inside the second half
+    return lines
+
+
+def _reports(
+    traces: Path, suite: Path, tmp_path: Path, workers: str, *extra: str
+) -> tuple[int, dict[str, bytes]]:
+    out = tmp_path / f"w{workers}"
+    out.mkdir()
+    paths = {"json": out / "r.json", "junit-xml": out / "r.xml", "html": out / "r.html"}
+    flags = [arg for name, path in paths.items() for arg in (f"--{name}", str(path))]
+    command = ["eval-traces", str(traces), "--scenarios", str(suite), *flags, *extra]
+    code = main([*command, "--workers", workers])
+    return code, {name: _unclocked(path.read_bytes()) for name, path in paths.items()}
+
+
+@pytest.mark.parametrize("split", [True, False], ids=["split", "whole"])
+def test_every_report_is_the_same_for_any_number_of_workers(
+    split: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    traces.write_text("".join(_lines(split)), encoding="utf-8")
+    monkeypatch.setattr("harness.workers.SLICE_BYTES", 3_000)
+    assert len(plan_slices([traces], 3_000)) > 10
+    link = ["--trace-url", "https://traces.example/{trace_id}"]
+    one = _reports(traces, suite, tmp_path, "1", *link)
+    assert one[0] == 1  # failing traces and an unreadable line
+    assert b"not json" in one[1]["json"] or b"line" in one[1]["json"]
+    assert b"https://traces.example/" in one[1]["html"]
+    for workers in ("2", "3"):
+        assert _reports(traces, suite, tmp_path, workers, *link) == one
+
+
+@pytest.mark.parametrize(
+    ("secret_at", "slice_bytes", "slices_apart"),
+    [(19, 200_000, 0), (19, 8_000, 2), (199, 3_000, 95)],
+    ids=["same-slice", "in-flight", "later-slice"],
+)
+def test_a_secret_seen_in_one_slice_is_scrubbed_in_the_next(
+    secret_at: int,
+    slice_bytes: int,
+    slices_apart: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In flight (scored for views before the secret was seen) or submitted after it."""
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    traces.write_text("".join(_lines(False, secret_at)), encoding="utf-8")
+    parts = plan_slices([traces], slice_bytes)
+    assert len(parts) > 1
+    (where,) = [p for p in parts if f'\\"api_key\\": \\"{SECRET}'.encode() in _read(p)]
+    (echo,) = [p for p in parts if f'\\"echo\\": \\"{SECRET}'.encode() in _read(p)]
+    assert parts.index(echo) - parts.index(where) == slices_apart
+    monkeypatch.setattr("harness.workers.SLICE_BYTES", slice_bytes)
+    one = _reports(traces, suite, tmp_path, "1")
+    assert SECRET.encode() in traces.read_bytes()
+    for name, data in one[1].items():
+        assert SECRET.encode() not in data, name
+    assert _reports(traces, suite, tmp_path, "2") == one
+
+
+def _read(part: Any) -> bytes:
+    """The lines of one slice."""
+    with open(part.path, "rb") as fp:
+        fp.seek(part.start)
+        return (
+            fp.read()
+            if part.line_count is None
+            else b"".join(fp.readline() for _ in range(part.line_count))
+        )
+
+
+def _suite(tmp_path: Path) -> tuple[Path, Path]:
+    agent = tmp_path / "noop_agent.py"
+    agent.write_text("def build(model):\n    return None\n", encoding="utf-8")
+    suite = tmp_path / "bench.yaml"
+    suite.write_text(bench.SUITE.format(agent=agent), encoding="utf-8")
+    return agent, suite
+
+
+class _Views:
+    """A reporter that keeps every view it is given."""
+
+    def __init__(self) -> None:
+        self.views: list[ScenarioView] = []
+
+    def add(self, result: ScenarioView) -> None:
+        self.views.append(result)
+
+    def close(self, summary: SuiteView) -> Path | None:
+        return None
+
+    def abort(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("keep", [0, 7, None])
+def test_a_feed_gets_the_one_process_views_and_the_same_results_are_kept(
+    keep: int | None, tmp_path: Path
+) -> None:
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    traces.write_text("".join(_lines(True)), encoding="utf-8")
+    scenarios = list(iter_scenarios(load_paths([suite])))
+    alone, pooled = _Views(), _Views()
+    one = evaluate_traces(
+        [traces], scenarios, progress=ReportFeed.for_stream([alone]).add, keep=keep
+    )
+    many = evaluate_traces_in_workers(
+        [traces],
+        scenarios,
+        workers=2,
+        feed=ReportFeed.for_stream([pooled]),
+        keep=keep,
+        slice_bytes=3_000,
+    )
+    assert pooled.views == alone.views
+    assert len(alone.views) == 240
+    assert many.scenarios == one.scenarios
+    assert all(type(result) is ScenarioResult for result in many.scenarios)
+    assert (many.counts, many.omitted, many.warnings) == (one.counts, one.omitted, one.warnings)
+
+
+def test_a_bad_line_in_the_second_slice_keeps_its_line_number(tmp_path: Path) -> None:
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    lines = _lines(False)
+    traces.write_text("".join(lines), encoding="utf-8")
+    parts = plan_slices([traces], len("".join(lines)) // 2)
+    bad = lines.index("{not json\n") + 1
+    assert len(parts) == 2 and parts[1].first_line < bad  # the bad line is in the second slice
+    scenarios = list(iter_scenarios(load_paths([suite])))
+    errors: list[Any] = []
+    many = evaluate_traces_in_workers(
+        [traces], scenarios, workers=2, errors=errors, slice_bytes=len("".join(lines)) // 2
+    )
+    one = evaluate_traces([traces], scenarios)
+    assert [error.line for error in errors] == [bad]
+    assert many.warnings == one.warnings
+    assert many.counts == one.counts
+
+
+def test_a_trace_straddling_a_cut_is_scored_once_as_a_whole(tmp_path: Path) -> None:
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    lines = _lines(True)
+    traces.write_text("".join(lines), encoding="utf-8")
+    cut = sum(len(line) for line in lines[:7])  # after the children of traces 9-11, not roots
+    parts = plan_slices([traces], cut - 1)
+    assert parts[1].first_line == 8  # the roots of traces 9-11 open the second slice
+    scenarios = list(iter_scenarios(load_paths([suite])))
+    seen: list[ScenarioResult] = []
+    many = evaluate_traces_in_workers(
+        [traces], scenarios, workers=2, progress=seen.append, slice_bytes=cut - 1
+    )
+    alone: list[ScenarioResult] = []
+    one = evaluate_traces([traces], scenarios, progress=alone.append)
+    straddling = [r for r in seen if r.trace_id == f"{10:032x}"]
+    assert len(straddling) == 1 and straddling[0].source == f"{traces}:8"
+    assert _rows(many, seen) == _rows(one, alone)

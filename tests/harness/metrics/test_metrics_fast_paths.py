@@ -130,3 +130,36 @@ def test_large_samples_take_the_exact_route_with_the_same_numbers() -> None:
     f1_size = _exact_size(sample, args_equal)
     assert ToolCallF1().evaluate(sample).value == 2 * f1_size / 160
     assert ToolCallAccuracy().evaluate(sample).value == _exact_size(sample, args_match) / 80
+
+
+def test_shifted_runs_pair_after_a_deleted_or_inserted_call() -> None:
+    # A call missing at position 1 shifts every later one left; an extra one shifts them right.
+    planned = [ToolCall.of(name, {"n": i}) for i, name in enumerate("fgfgf")]
+    expected = [Expectation.coerce(call) for call in planned]
+    deleted = planned[:1] + planned[2:]
+    inserted = [*planned[:2], ToolCall.of("g", {"n": 99}), *planned[2:]]
+    assert match_count(expected, deleted, args_match) == 4
+    assert match_count(expected, inserted, args_match) == 5
+    assert match_count(expected, inserted, args_equal, keyed=True) == 5
+
+
+def test_leftover_of_another_tool_needs_no_search() -> None:
+    # The unpaired f expectation cannot reach the free g call: every edge joins equal names.
+    sample = Sample(
+        tool_calls=[ToolCall.of("f", {"x": 1, "y": 2}), ToolCall.of("g", {"x": 2})],
+        expected_tool_calls=[Expectation("f", {}), Expectation("f", {"x": 1})],
+    )
+    expected, actual = sample.expected_tool_calls, sample.require_recorded()
+    assert match_count(expected, actual, args_match) == _exact_size(sample, args_match) == 1
+
+
+def test_augmenting_path_through_a_greedy_pair_is_found() -> None:
+    # First-fit gives the first call to the empty pattern; the specific expectation needs it,
+    # and the empty pattern accepts the call left free: two pairs, not one.
+    sample = Sample(
+        tool_calls=[ToolCall.of("f", {"x": 1, "y": 2}), ToolCall.of("f", {"z": 3})],
+        expected_tool_calls=[Expectation("f", {}), Expectation("f", {"x": 1})],
+    )
+    expected, actual = sample.expected_tool_calls, sample.require_recorded()
+    assert match_count(expected, actual, args_match) == _exact_size(sample, args_match) == 2
+    assert ToolCallAccuracy().evaluate(sample).value == 1.0

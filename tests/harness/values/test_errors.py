@@ -22,7 +22,7 @@ from harness.errors import (
 )
 
 # Documented in harness/errors.py as outside the tree on purpose.
-OUTSIDE = {"harness.pytest_plugin.ScenarioFailure"}
+OUTSIDE = {"harness.pytest_plugin.ScenarioFailure", "harness.report.view.details._Fallback"}
 
 
 def _harness_exception_classes() -> dict[str, type[Exception]]:

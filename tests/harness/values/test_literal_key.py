@@ -1,4 +1,4 @@
-"""literal_key / args_key: hashable keys that agree exactly with §3 equivalence (DESIGN §3)."""
+"""literal_key / args_key: hashable keys that agree with value equivalence (docs/metrics.md)."""
 
 from __future__ import annotations
 

@@ -236,7 +236,7 @@ def test_best_assignment_cardinality_before_weight() -> None:
 
 
 def test_best_assignment_repeated_calls_pair_by_content() -> None:
-    # DESIGN §5.6: ref [f(x=1), f(x=3)] vs pred [f(x=3), f(x=4)] → pair x=3 with x=3.
+    # docs/metrics.md, "Matching": ref [f(x=1), f(x=3)], pred [f(x=3), f(x=4)]: pair x=3 with x=3.
     ref, pred = [1, 3], [3, 4]
     result = best_assignment(ref, pred, lambda e, a: 1.0 if e == a else 0.0, key=lambda _: "f")
     assert result.pairs == ((0, 1), (1, 0))

@@ -1,4 +1,4 @@
-"""Value equivalence, matchers, pattern compilation and argument diffs (DESIGN §3)."""
+"""Value equivalence, matchers, pattern compilation and argument diffs (docs/metrics.md)."""
 
 from __future__ import annotations
 

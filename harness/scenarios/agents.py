@@ -18,12 +18,14 @@ import sys
 import types
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.scenarios.issues import describe_found, suggest
 from harness.scenarios.model import AgentRef
 
 _file_modules: dict[Path, types.ModuleType] = {}
+
+T = TypeVar("T")
 
 
 def resolve_agent(spec: str, base: Path) -> AgentRef:
@@ -97,6 +99,23 @@ def _is_agent(value: Any) -> bool:
     return callable(getattr(value, "invoke", None)) or callable(getattr(value, "ainvoke", None))
 
 
+class _HoldingStack(contextlib.AsyncExitStack):
+    """An exit stack that knows whether a context manager was entered on it (then the session
+    must stay open until closed; otherwise there is nothing to close)."""
+
+    holds = False
+
+    async def enter_async_context(self, cm: contextlib.AbstractAsyncContextManager[T]) -> T:
+        """Enter ``cm`` and remember that something is held."""
+        self.holds = True
+        return await super().enter_async_context(cm)
+
+    def enter_context(self, cm: contextlib.AbstractContextManager[T]) -> T:
+        """Enter ``cm`` and remember that something is held."""
+        self.holds = True
+        return super().enter_context(cm)
+
+
 class AgentSession:
     """One opened agent, owned by one task from factory to close.
 
@@ -125,8 +144,17 @@ class AgentSession:
             self._task.cancel()
             raise
 
+    @property
+    def needs_closing(self) -> bool:
+        """Is the owner task still holding something :meth:`close` must close?
+
+        False for a plain agent (nothing entered) or a failed open: the owner task has already
+        ended, so the runner skips its bounded close call.
+        """
+        return self._task is not None and not self._task.done()
+
     async def _own(self, ready: asyncio.Future[Any]) -> None:
-        async with contextlib.AsyncExitStack() as stack:
+        async with _HoldingStack() as stack:
             try:
                 agent = await open_agent(self.factory, self.model, stack, self.call_sync)
             except asyncio.CancelledError:
@@ -137,7 +165,8 @@ class AgentSession:
                 return
             if not ready.done():
                 ready.set_result(agent)
-            await self._release.wait()
+            if stack.holds:  # a plain agent has nothing to close: the owner task ends now
+                await self._release.wait()
 
     async def close(self) -> None:
         """Close what the factory opened (a no-op for a plain agent); its errors raise here."""

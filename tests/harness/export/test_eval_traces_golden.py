@@ -25,32 +25,7 @@ from harness.redaction import Redactor, Scrubber
 from harness.report.junit import _empty_case_text, _testcase
 from harness.report.view import scenario_view
 from harness.result import ScenarioResult
-from tests.support.paths import FIXTURES
-
-GOLDEN = FIXTURES / "traces" / "eval_golden"
-
-SUITE = """suite: bench
-agent: {agent}:build
-model: {{provider: demo}}
-scenarios:
-  - name: weather
-    input: weather in Berlin
-    expect:
-      tool_calls: [{{name: get_weather, args: {{city: Berlin}}}}, get_time]
-      forbid: [delete]
-  - name: refund
-    input: refund order 7
-    expect:
-      tool_calls:
-        - {{name: get_order, args: {{order_id: 7}}}}
-        - {{name: refund, args: {{order_id: 7}}}}
-      order: strict
-  - name: login
-    input: log in as bob
-    expect:
-      tool_calls: [{{name: login, args: {{user: bob}}}}]
-      forbid: [delete]
-"""
+from tests.support.eval_golden import GOLDEN, SUITE
 
 _CLOCK = [
     (re.compile(r'"(started_at|duration)": [0-9.e-]+,'), r'"\1": 0,'),

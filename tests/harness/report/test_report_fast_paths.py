@@ -32,33 +32,8 @@ from harness.result import (
 )
 from harness.sample import Sample
 from harness.scenarios import iter_scenarios, load_paths
-from tests.support.paths import FIXTURES
+from tests.support.eval_golden import GOLDEN, SUITE
 from tracing.records import ToolCall
-
-GOLDEN = FIXTURES / "traces" / "eval_golden"
-
-SUITE = """suite: bench
-agent: {agent}:build
-model: {{provider: demo}}
-scenarios:
-  - name: weather
-    input: weather in Berlin
-    expect:
-      tool_calls: [{{name: get_weather, args: {{city: Berlin}}}}, get_time]
-      forbid: [delete]
-  - name: refund
-    input: refund order 7
-    expect:
-      tool_calls:
-        - {{name: get_order, args: {{order_id: 7}}}}
-        - {{name: refund, args: {{order_id: 7}}}}
-      order: strict
-  - name: login
-    input: log in as bob
-    expect:
-      tool_calls: [{{name: login, args: {{user: bob}}}}]
-      forbid: [delete]
-"""
 
 
 @pytest.fixture(scope="module")

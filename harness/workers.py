@@ -51,8 +51,8 @@ from typing import Any, cast
 
 from harness.evaluate_traces import KEPT_RESULTS, evaluate_traces, traces_result
 from harness.redaction import Redactor, Scrubber, StreamScrubber
-from harness.report.base import ReportFeed
-from harness.report.view import ScenarioView, SuiteView
+from harness.report.base import ReportFeed, ViewList
+from harness.report.view import ScenarioView
 from harness.result import ResultSample, ScenarioResult, SuiteResult
 from harness.scenarios import Scenario
 from tracing.otlp_json import FileSlice, OtlpJsonError
@@ -326,22 +326,6 @@ def _score_slice(setup: _Setup, part: FileSlice) -> _SliceOutput:
     return _SliceOutput(part, results, unreadable, errors, skipped[0], summary.interrupted)
 
 
-class _ViewList:
-    """A reporter that keeps the views it is given (the worker's side of the feed)."""
-
-    def __init__(self) -> None:
-        self.views: list[ScenarioView] = []
-
-    def add(self, result: ScenarioView) -> None:
-        self.views.append(result)
-
-    def close(self, summary: SuiteView) -> Path | None:
-        return None
-
-    def abort(self) -> None:
-        self.views.clear()
-
-
 class _SecretWatch:
     """The stream scrubber, noting whether any result was scrubbed of a secret."""
 
@@ -368,7 +352,7 @@ def _with_views(output: _SliceOutput, how: _Views, keep: int | None) -> _SliceOu
     A fresh stream scrubber that meets no secret gives each result the scrubber the parent's
     would give it as long as no earlier result had one (the parent checks that).
     """
-    collected = _ViewList()
+    collected = ViewList()
     watch = _SecretWatch(how.redactor)
     feed = ReportFeed([collected], watch, trace_url=how.trace_url)
     entries: list[_Entry] = []

@@ -18,7 +18,15 @@ from harness.report.links import with_trace_url
 from harness.report.view import ScenarioView, SuiteView, scenario_view, suite_view
 from harness.result import ScenarioResult, SuiteResult
 
-__all__ = ["FeedWriter", "ReportFeed", "Reporter", "ResultWriter", "ScrubPolicy", "write_whole"]
+__all__ = [
+    "FeedWriter",
+    "ReportFeed",
+    "Reporter",
+    "ResultWriter",
+    "ScrubPolicy",
+    "ViewList",
+    "write_whole",
+]
 
 
 class Reporter(Protocol):
@@ -49,6 +57,26 @@ class Reporter(Protocol):
 
     def abort(self) -> None:
         """Drop what was produced so far."""
+
+
+class ViewList:
+    """A reporter that keeps the views it is given, in order (a worker's side of the feed)."""
+
+    def __init__(self) -> None:
+        """Start with no views."""
+        self.views: list[ScenarioView] = []
+
+    def add(self, result: ScenarioView) -> None:
+        """Keep the view."""
+        self.views.append(result)
+
+    def close(self, summary: SuiteView) -> Path | None:
+        """Nothing to write."""
+        return None
+
+    def abort(self) -> None:
+        """Drop what was kept."""
+        self.views.clear()
 
 
 class ScrubPolicy(Protocol):

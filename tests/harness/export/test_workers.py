@@ -18,8 +18,7 @@ import pytest
 
 from harness.cli import main
 from harness.evaluate_traces import evaluate_traces
-from harness.report.base import ReportFeed
-from harness.report.view import ScenarioView, SuiteView
+from harness.report.base import ReportFeed, ViewList
 from harness.result import ScenarioResult, SuiteResult
 from harness.scenarios import iter_scenarios, load_paths
 from harness.workers import evaluate_traces_in_workers, plan_slices
@@ -247,22 +246,6 @@ def _suite(tmp_path: Path) -> tuple[Path, Path]:
     return agent, suite
 
 
-class _Views:
-    """A reporter that keeps every view it is given."""
-
-    def __init__(self) -> None:
-        self.views: list[ScenarioView] = []
-
-    def add(self, result: ScenarioView) -> None:
-        self.views.append(result)
-
-    def close(self, summary: SuiteView) -> Path | None:
-        return None
-
-    def abort(self) -> None:
-        pass
-
-
 @pytest.mark.parametrize("keep", [0, 7, None])
 def test_a_feed_gets_the_one_process_views_and_the_same_results_are_kept(
     keep: int | None, tmp_path: Path
@@ -271,7 +254,7 @@ def test_a_feed_gets_the_one_process_views_and_the_same_results_are_kept(
     traces = tmp_path / "traces.json"
     traces.write_text("".join(_lines(True)), encoding="utf-8")
     scenarios = list(iter_scenarios(load_paths([suite])))
-    alone, pooled = _Views(), _Views()
+    alone, pooled = ViewList(), ViewList()
     one = evaluate_traces(
         [traces], scenarios, progress=ReportFeed.for_stream([alone]).add, keep=keep
     )

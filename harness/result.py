@@ -276,6 +276,9 @@ class ResultSample(Generic[Kept]):
 
     __slots__ = ("_kept", "_omitted", "_passing", "limit")
 
+    # ``_passing``: the positions in ``_kept`` of the passing results, ascending. The last one is
+    # the one to evict, and removing it shifts no position still listed.
+
     def __init__(self, limit: int | None) -> None:
         """Keep at most ``limit`` results (None: all)."""
         if limit is not None and limit < 0:
@@ -283,7 +286,7 @@ class ResultSample(Generic[Kept]):
         self.limit = limit
         self._kept: list[Kept] = []
         self._omitted: dict[str, int] = {}
-        self._passing = 0
+        self._passing: list[int] = []
 
     def add(self, result: Kept) -> None:
         """Count ``result``, and keep it if the rule above lets it in."""
@@ -291,33 +294,30 @@ class ResultSample(Generic[Kept]):
         # room left and a passing result once full, are inlined.
         status = result.status
         limit = self.limit
-        if limit is None or len(self._kept) < limit:
-            self._kept.append(result)
+        kept = self._kept
+        if limit is None or len(kept) < limit:
             if status == "passed":
-                self._passing += 1
-            return
-        if status != "passed" and self._passing:
-            self._evict_last_passing()
-            self._keep(result)
+                self._passing.append(len(kept))
+            kept.append(result)
             return
         omitted = self._omitted
+        if status != "passed" and self._passing:
+            del kept[self._passing.pop()]
+            omitted["passed"] = omitted.get("passed", 0) + 1
+            kept.append(result)
+            return
         omitted[status] = omitted.get(status, 0) + 1
 
-    def _keep(self, result: Kept) -> None:
-        self._kept.append(result)
-        if result.status == "passed":
-            self._passing += 1
-
-    def _evict_last_passing(self) -> None:
-        for position in range(len(self._kept) - 1, -1, -1):
-            if self._kept[position].status == "passed":
-                del self._kept[position]
-                self._passing -= 1
-                self._omit("passed")
-                return
-
-    def _omit(self, status: str) -> None:
+    def add_counted(self, status: Status) -> None:
+        """Count a result this sample would not keep (another sample of the same limit over a
+        run of the stream that holds it did not keep it: see :func:`~harness.report.base.prepare`).
+        """
         self._omitted[status] = self._omitted.get(status, 0) + 1
+
+    @property
+    def saturated(self) -> bool:
+        """Full with no passing result left to make room: nothing more will ever be kept."""
+        return self.limit is not None and len(self._kept) >= self.limit and not self._passing
 
     @property
     def scenarios(self) -> tuple[Kept, ...]:

@@ -72,17 +72,39 @@ def _install(setup: _Setup) -> None:
     gc.freeze()  # inherited pages stay shared: collections never walk (and copy) them
 
 
-def _run_shard(shard: range, concurrency: int) -> SuiteResult:
-    """Run one shard in this worker; every result is also put on the progress queue."""
+@dataclass(frozen=True, slots=True)
+class _ShardOutput:
+    """A shard's SuiteResult, and where its results came on the progress queue.
+
+    With live progress each result crosses to the parent once, on the queue, as it finishes;
+    ``result`` then lists no scenarios and ``queued[k]`` is the queue position (within this
+    shard) of its k-th result. Without progress ``result`` carries them and ``queued`` is None.
+    Either way a result is pickled once (pickling resolves each score's reason and details).
+    """
+
+    result: SuiteResult
+    queued: tuple[int, ...] | None = None
+
+
+def _run_shard(number: int, shard: range, concurrency: int) -> _ShardOutput:
+    """Run one shard in this worker (the ``number``-th), as :class:`_ShardOutput` says."""
     assert _SETUP is not None, "the pool initializer did not run"
     setup = _SETUP
-    options = replace(
-        setup.options,
-        concurrency=concurrency,
-        progress=setup.results.put,
-        on_signal=None,
-    )
-    return run_scenarios([setup.scenarios[index] for index in shard], options)
+    selected = [setup.scenarios[index] for index in shard]
+    if setup.options.progress is None:
+        options = replace(setup.options, concurrency=concurrency, on_signal=None)
+        return _ShardOutput(run_scenarios(selected, options))
+    sent: dict[int, int] = {}  # id of a result put on the queue -> its place in this shard's
+    put = setup.results.put
+
+    def send(result: ScenarioResult) -> None:
+        sent[id(result)] = len(sent)
+        put((number, result))
+
+    options = replace(setup.options, concurrency=concurrency, progress=send, on_signal=None)
+    output = run_scenarios(selected, options)
+    queued = tuple(sent[id(result)] for result in output.scenarios)
+    return _ShardOutput(replace(output, scenarios=()), queued)
 
 
 def run_scenarios_in_workers(
@@ -109,50 +131,74 @@ def run_scenarios_in_workers(
     previous = _forward_stops(stopped, options)
     try:
         futures = [
-            pool.submit(_run_shard, shard, concurrency)
-            for shard, concurrency in zip(
-                shards, shard_concurrency(options.concurrency, workers), strict=True
+            pool.submit(_run_shard, number, shard, concurrency)
+            for number, (shard, concurrency) in enumerate(
+                zip(shards, shard_concurrency(options.concurrency, workers), strict=True)
             )
         ]
-        passed = _relay(results, futures, options)
+        arrived: list[list[ScenarioResult]] = [[] for _ in shards]
+        _relay(results, futures, options, arrived)
         outputs = [future.result() for future in futures]
-        _drain(results, sum(len(output.scenarios) for output in outputs) - passed, options)
+        _drain(results, outputs, options, arrived)
     finally:
         _restore(previous)
         pool.shutdown(wait=True, cancel_futures=True)
         results.close()
+    suites = [_shard_result(output, came) for output, came in zip(outputs, arrived, strict=True)]
     return SuiteResult(
-        scenarios=_in_selection_order(scenarios, shards, outputs),
+        scenarios=_in_selection_order(scenarios, shards, suites),
         started_at=started_at,
         duration=time.perf_counter() - start,
-        interrupted=bool(stopped) or any(output.interrupted for output in outputs),
-        not_run=sum(output.not_run for output in outputs),
-        warnings=tuple(warning for output in outputs for warning in output.warnings),
+        interrupted=bool(stopped) or any(suite.interrupted for suite in suites),
+        not_run=sum(suite.not_run for suite in suites),
+        warnings=tuple(warning for suite in suites for warning in suite.warnings),
     )
 
 
-def _relay(results: Any, futures: Sequence[Future[SuiteResult]], options: RunOptions) -> int:
-    """Pass the workers' finished results to ``options.progress`` until every shard is done;
-    how many were passed."""
-    passed = 0
+def _shard_result(output: _ShardOutput, arrived: list[ScenarioResult]) -> SuiteResult:
+    """The shard's SuiteResult with its results, those that came on the queue put back."""
+    if output.queued is None:
+        return output.result
+    came = tuple(arrived[k] for k in output.queued if k < len(arrived))  # none lost, normally
+    return replace(output.result, scenarios=came)
+
+
+def _relay(
+    results: Any,
+    futures: Sequence[Future[_ShardOutput]],
+    options: RunOptions,
+    arrived: list[list[ScenarioResult]],
+) -> None:
+    """Pass the workers' finished results to ``options.progress`` (and ``arrived``, per shard)
+    until every shard is done."""
+    if options.progress is None:  # the shards send nothing on the queue
+        for future in futures:
+            future.exception()  # waits; future.result() raises it afterwards
+        return
     while not all(future.done() for future in futures):
         try:
-            result = results.get(timeout=0.05)
+            number, result = results.get(timeout=0.05)
         except queue.Empty:
             continue
-        passed += 1
-        if options.progress is not None:
-            options.progress(result)
-    return passed
+        arrived[number].append(result)
+        options.progress(result)
 
 
-def _drain(results: Any, left: int, options: RunOptions) -> None:
-    """The last ``left`` results: a shard's future can complete before its queue is flushed."""
+def _drain(
+    results: Any,
+    outputs: Sequence[_ShardOutput],
+    options: RunOptions,
+    arrived: list[list[ScenarioResult]],
+) -> None:
+    """The results still on the queue: a shard's future can complete before its queue is
+    flushed."""
+    left = sum(len(o.queued) for o in outputs if o.queued is not None) - sum(map(len, arrived))
     for _ in range(left):
         try:
-            result = results.get(timeout=_DRAIN_SECONDS)
-        except queue.Empty:  # a worker died with results unsent: the reports still have them
+            number, result = results.get(timeout=_DRAIN_SECONDS)
+        except queue.Empty:  # a worker died with results unsent
             return
+        arrived[number].append(result)
         if options.progress is not None:
             options.progress(result)
 

@@ -51,7 +51,16 @@ from typing import Any, cast
 
 from harness.evaluate_traces import KEPT_RESULTS, evaluate_traces, traces_result
 from harness.redaction import Redactor, Scrubber, StreamScrubber
-from harness.report.base import ReportFeed, ViewList
+from harness.report.base import (
+    Counted,
+    Prepared,
+    Renders,
+    Reporter,
+    ReportFeed,
+    Samples,
+    ViewList,
+    prepare,
+)
 from harness.report.view import ScenarioView
 from harness.result import ResultSample, ScenarioResult, SuiteResult
 from harness.scenarios import Scenario
@@ -148,6 +157,8 @@ class _Views:
 
     redactor: Redactor
     trace_url: str | None
+    reporters: tuple[Reporter, ...]
+    """The parent feed's reporters: a worker renders for those that can (``prepare``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +175,7 @@ class _Setup:
     """The folder the outputs are written to (:func:`_spool`)."""
 
 
-_Entry = ScenarioResult | ScenarioView
+_Entry = ScenarioResult | ScenarioView | Counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +183,9 @@ class _SliceOutput:
     """A slice's results in file order, and what its reading reported.
 
     ``entries`` holds the results, or (``views``) the views of the results, except a trace
-    complete only because the slice ended, which stays a result (see the module docstring).
+    complete only because the slice ended, which stays a result (see the module docstring);
+    a view no reporter needs whole is a :class:`~harness.report.base.Counted`, and ``chunks``
+    are what the reporters that render rendered for the views (:func:`prepare`).
     ``kept``: by position, the full result of each view the summary may keep.
     """
 
@@ -185,6 +198,7 @@ class _SliceOutput:
     interrupted: bool
     views: bool = False
     kept: dict[int, ScenarioResult] = field(default_factory=dict)
+    chunks: tuple[Any, ...] = ()
 
     def trace_ids(self) -> set[str | None]:
         """The trace ids of the results (how a trace cut in two is recognised)."""
@@ -208,9 +222,13 @@ def _results_in_worker(part: FileSlice) -> _Spooled:
     return _spool(_score_slice(_SETUP, part), _SETUP.spool)
 
 
-def _views_in_worker(part: FileSlice) -> _Spooled:
-    assert _SETUP is not None and _SETUP.views is not None, "the pool initializer did not run"
-    return _spool(_with_views(_score_slice(_SETUP, part), _SETUP.views, _SETUP.keep), _SETUP.spool)
+def _views_in_worker(part: FileSlice, saturated: bool) -> _Spooled:
+    """``saturated``: the parent's samples keep nothing more (no view or result need come)."""
+    setup = _SETUP
+    assert setup is not None and setup.views is not None, "the pool initializer did not run"
+    keep = 0 if saturated else setup.keep
+    output = _with_views(_score_slice(setup, part), setup.views, keep, saturated)
+    return _spool(output, setup.spool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,7 +364,9 @@ class _SecretWatch:
         return self._stream.for_summary(summary)
 
 
-def _with_views(output: _SliceOutput, how: _Views, keep: int | None) -> _SliceOutput:
+def _with_views(
+    output: _SliceOutput, how: _Views, keep: int | None, saturated: bool
+) -> _SliceOutput:
     """The slice's views built by a feed like the parent's, or its results if one had a secret.
 
     A fresh stream scrubber that meets no secret gives each result the scrubber the parent's
@@ -355,6 +375,7 @@ def _with_views(output: _SliceOutput, how: _Views, keep: int | None) -> _SliceOu
     collected = ViewList()
     watch = _SecretWatch(how.redactor)
     feed = ReportFeed([collected], watch, trace_url=how.trace_url)
+    positions: list[int] = []  # where each view goes among the entries
     entries: list[_Entry] = []
     sample: ResultSample[ScenarioResult] = ResultSample(keep)
     for entry in output.entries:
@@ -363,10 +384,14 @@ def _with_views(output: _SliceOutput, how: _Views, keep: int | None) -> _SliceOu
             entries.append(result)  # reported at the end of the file: the parent builds it
             continue
         feed.add(result)
-        entries.append(collected.views[-1])
+        positions.append(len(entries))
+        entries.append(result)
         sample.add(result)
     if watch.found:
         return output
+    prepared = prepare(how.reporters, collected.views, saturated=saturated)
+    for position, ready in zip(positions, prepared.entries, strict=True):
+        entries[position] = ready
     # what the summary may keep is a subset of what the slice alone keeps (see ResultSample)
     chosen = {id(result) for result in sample.scenarios}
     kept = {i: cast(ScenarioResult, r) for i, r in enumerate(output.entries) if id(r) in chosen}
@@ -379,6 +404,7 @@ def _with_views(output: _SliceOutput, how: _Views, keep: int | None) -> _SliceOu
         output.interrupted,
         views=True,
         kept=kept,
+        chunks=prepared.chunks,
     )
 
 
@@ -402,7 +428,7 @@ class _RecentIds:
         self._ids.clear()
 
 
-def _unfinished(result: _Entry) -> bool:
+def _unfinished(result: ScenarioResult) -> bool:
     """Was this trace complete only because its slice ended (the reader's line 0)?"""
     return result.source is not None and result.source.endswith(":0")
 
@@ -433,12 +459,12 @@ class _Merge:
         self,
         sample: ResultSample[_Entry],
         results: Callable[[ScenarioResult], None],
-        views: Callable[[ScenarioView], None],
+        prepared: Callable[[Prepared], None],
         errors: list[OtlpJsonError],
     ) -> None:
         self.sample = sample
         self._results = results
-        self._views = views
+        self._prepared = prepared
         self.errors = errors
         self.unreadable: list[str] = []
         self.deselected = 0
@@ -452,8 +478,9 @@ class _Merge:
         self.errors.extend(output.errors)
         finished, kept = self.finished, output.kept
         ids: list[str | None] = []
+        ready: list[ScenarioView | Counted] = []  # the views (and stand-ins) for the feed
         for index, entry in enumerate(output.entries):
-            if _unfinished(entry):
+            if type(entry) is ScenarioResult and _unfinished(entry):
                 if entry.trace_id in finished:
                     # spans of a trace already complete further up: one process skips them, too
                     message = f"spans of trace {entry.trace_id} arrive after the trace was complete"
@@ -462,15 +489,17 @@ class _Merge:
                     continue
                 # One process reports a trace whose root never came at the end of its file
                 # (line 0), not at the end of the slice that happened to hold its spans.
-                self.tail.append(cast(ScenarioResult, entry))
+                self.tail.append(entry)
             elif type(entry) is ScenarioResult:
                 self.sample.add(entry)
                 self._results(entry)
             else:
                 self.sample.add(kept.get(index, entry))
-                self._views(cast(ScenarioView, entry))
+                ready.append(cast(ScenarioView | Counted, entry))
             ids.append(entry.trace_id)
         finished.update(ids)
+        if output.views:
+            self._prepared(Prepared(ready, output.chunks))
         if last_of_file:
             for result in self.tail:
                 self.sample.add(result)
@@ -528,7 +557,7 @@ def evaluate_traces_in_workers(
     errors = [] if errors is None else errors
     first_error = len(errors)
     sample: ResultSample[_Entry] = ResultSample(keep)
-    merge = _Merge(sample, take or _ignore, feed.add_view if feed else _ignore, errors)
+    merge = _Merge(sample, take or _ignore, _prepared_taker(feed, views), errors)
     context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(workers, context, initializer=_install, initargs=(setup,))
 
@@ -536,8 +565,9 @@ def evaluate_traces_in_workers(
 
     def scored(part: FileSlice) -> Future[_Spooled]:
         # once a result with a secret was passed on, a worker's scrubber would miss it
-        task = _views_in_worker if views is not None and clean else _results_in_worker
-        return pool.submit(task, part)
+        if views is None or not clean:
+            return pool.submit(_results_in_worker, part)
+        return pool.submit(_views_in_worker, part, _saturated(sample, views.reporters))
 
     def emit(spooled: _Spooled, last_of_file: bool) -> None:
         nonlocal clean
@@ -581,6 +611,14 @@ def evaluate_traces_in_workers(
     )
 
 
+def _saturated(sample: ResultSample[_Entry], reporters: Sequence[Reporter]) -> bool:
+    """Do the summary's sample and every sampling reporter keep nothing more? (It stays so:
+    a slice submitted now is passed on later, when they are no less full.)"""
+    return sample.saturated and all(
+        r.saturated for r in reporters if isinstance(r, Samples) and not isinstance(r, Renders)
+    )
+
+
 def _ignore(entry: object) -> None:
     pass
 
@@ -603,7 +641,15 @@ def _views_for(feed: ReportFeed | None) -> _Views | None:
     """How workers build the views ``feed`` builds, if they can (a stream feed with reporters)."""
     if feed is None or not feed.reporters or type(feed.scrub) is not StreamScrubber:
         return None
-    return _Views(feed.scrub.redactor, feed.trace_url)
+    return _Views(feed.scrub.redactor, feed.trace_url, tuple(feed.reporters))
+
+
+def _prepared_taker(feed: ReportFeed | None, views: _Views | None) -> Callable[[Prepared], None]:
+    """What hands the workers' prepared views to ``feed``'s reporters."""
+    if feed is None or views is None:
+        return _ignore
+    reporters = views.reporters
+    return lambda prepared: feed.add_prepared(prepared, reporters)
 
 
 def _in_order(

@@ -83,6 +83,20 @@ class ConsoleReporter:
         """Keep ``result`` if the sample has room for it."""
         self._kept.add(_printable_names(result))
 
+    @property
+    def keep(self) -> int | None:
+        """How many results the sample keeps (None: all)."""
+        return self._kept.limit
+
+    @property
+    def saturated(self) -> bool:
+        """True once the sample keeps nothing more, whatever comes."""
+        return self._kept.saturated
+
+    def add_counted(self, status: Status) -> None:
+        """Count a result the sample would not keep (:class:`~harness.report.base.Samples`)."""
+        self._kept.add_counted(status)
+
     def close(self, summary: SuiteView) -> None:
         """Print the whole report (``quiet``: its last line)."""
         if self.quiet:

@@ -147,6 +147,20 @@ class HtmlReporter:
         """Keep ``result`` for the page, if the sample has room for it."""
         self._kept.add(result)
 
+    @property
+    def keep(self) -> int | None:
+        """How many results the sample keeps (None: all)."""
+        return self._kept.limit
+
+    @property
+    def saturated(self) -> bool:
+        """True once the sample keeps nothing more, whatever comes."""
+        return self._kept.saturated
+
+    def add_counted(self, status: Status) -> None:
+        """Count a result the sample would not keep (:class:`~harness.report.base.Samples`)."""
+        self._kept.add_counted(status)
+
     def close(self, summary: SuiteView) -> Path:
         """Write the page (parents created; replaced atomically, never half-written)."""
         text = render_page(self._kept.scenarios, summary)

@@ -17,6 +17,8 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,7 +35,7 @@ from harness.report.view import (
     scenario_view,
     suite_view,
 )
-from harness.result import STATUSES, ScenarioResult, SuiteResult
+from harness.result import STATUSES, ScenarioResult, Status, SuiteResult
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -261,12 +263,24 @@ class JsonReporter:
 
     def add(self, result: ScenarioView) -> None:
         """Append one scenario (nothing of it is kept)."""
-        # nested two lists deep, the encoder indents the scenario as the report's list holds
-        # it: no second pass over the bytes to shift every line (docs/architecture.md, "Reporter")
-        body = _dumps_utf8([[scenario_data(result)]])[_NESTED_HEAD:_NESTED_TAIL]
-        self._body.write((b",\n" if self.count else b"\n") + body)
+        self._body.write((b",\n" if self.count else b"\n") + _scenario_bytes(result))
         self.count += 1
         self.counts[result.status] += 1
+
+    def render(self, views: Sequence[ScenarioView]) -> _Rendered:
+        """What :meth:`add` of each of ``views`` appends, as one chunk (any process)."""
+        statuses = [view.status for view in views]
+        return _Rendered(b",\n".join(map(_scenario_bytes, views)), statuses)
+
+    def add_rendered(self, chunk: _Rendered) -> None:
+        """Append a chunk :meth:`render` made, as :meth:`add` of its views would."""
+        if not chunk.statuses:
+            return
+        self._body.write((b",\n" if self.count else b"\n") + chunk.body)
+        self.count += len(chunk.statuses)
+        counts = self.counts
+        for status in chunk.statuses:
+            counts[status] += 1
 
     def close(self, summary: SuiteView) -> Path:
         """Write the head from ``summary`` (its counts, timing, warnings), then every scenario.
@@ -290,6 +304,21 @@ class JsonReporter:
     def abort(self) -> None:
         """Drop what was written so far (the temporary file); ``path`` is left untouched."""
         self._body.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Rendered:
+    """Scenarios of the JSON report's list, rendered elsewhere: their bytes and statuses."""
+
+    body: bytes
+    statuses: list[Status]
+
+
+def _scenario_bytes(view: ScenarioView) -> bytes:
+    """One scenario as the report's list holds it (indented, no separator)."""
+    # nested two lists deep, the encoder indents the scenario as the report's list holds
+    # it: no second pass over the bytes to shift every line (docs/architecture.md, "Reporter")
+    return _dumps_utf8([[scenario_data(view)]])[_NESTED_HEAD:_NESTED_TAIL]
 
 
 class JsonReportWriter(FeedWriter[JsonReporter]):

@@ -9,8 +9,10 @@ same :class:`~harness.runner.RunOptions`, except that ``--concurrency`` is the t
 between the workers. Workers are forked: they inherit the compiled, selected scenarios (agents
 imported, models built, cassettes applied), so nothing but results crosses a process boundary.
 
-Each result goes to the parent as it finishes (live progress), and each shard's SuiteResult when
-the shard is done; the parent puts the results back in selection order, so the reports (and the
+With live progress each result goes to the parent as it finishes, and each shard's SuiteResult,
+when the shard is done, says only where its results came; without progress the results come
+with the shard's SuiteResult (each result crosses once). The parent puts them back in selection
+order, so the reports (and the
 exit code) are those one process would produce. ``-x`` stops each worker after its own first
 failure. Where ``fork`` is not available, or with one worker, everything runs in this process.
 """

@@ -9,9 +9,13 @@ the report feed sees exactly the sequence one process would produce and writes t
 The parent competes with the workers for the cores, so a worker does everything per result that
 needs no state shared across slices: it also builds each result's report view, masked and
 scrubbed as :meth:`ReportFeed.add <harness.report.base.ReportFeed.add>` builds it
-(docs/architecture.md, "Reporter"), and sends back views, plus the full results only of the
-few the summary may keep (:class:`~harness.result.ResultSample`: a result the whole stream keeps
-is one its slice alone keeps, too). The parent hands the views to the reporters and counts.
+(docs/architecture.md, "Reporter"), renders them for the reporters that render (the JSON and
+JUnit files' bytes), and sends back whole only the views a sampling reporter may keep, plus the
+full results only of the few the summary may keep (:class:`~harness.result.ResultSample`: a
+result the whole stream keeps is one its slice alone keeps, too); the others travel as a
+status (:func:`~harness.report.base.prepare`). Once the parent's samples keep nothing more, a
+flag in shared memory says so and the workers send neither. The parent appends the chunks,
+hands the views to the reporters and counts.
 
 A stream's scrubber remembers the secrets of earlier results (docs/architecture.md,
 "Redaction"), and a worker does not know the slices before its own. So a worker's views are
@@ -173,6 +177,10 @@ class _Setup:
     """None: the parent wants every result (a ``progress`` callback), no views."""
     spool: str
     """The folder the outputs are written to (:func:`_spool`)."""
+    saturated: Any
+    """A flag in memory shared with the parent (``multiprocessing.RawValue``), set once its
+    samples keep nothing more (:func:`_saturated`); it is never cleared, so reading it late is
+    safe, and a slice read after it was set need send no view or result for them."""
 
 
 _Entry = ScenarioResult | ScenarioView | Counted
@@ -222,13 +230,13 @@ def _results_in_worker(part: FileSlice) -> _Spooled:
     return _spool(_score_slice(_SETUP, part), _SETUP.spool)
 
 
-def _views_in_worker(part: FileSlice, saturated: bool) -> _Spooled:
-    """``saturated``: the parent's samples keep nothing more (no view or result need come)."""
+def _views_in_worker(part: FileSlice) -> _Spooled:
     setup = _SETUP
     assert setup is not None and setup.views is not None, "the pool initializer did not run"
+    scored = _score_slice(setup, part)
+    saturated = bool(setup.saturated.value)  # read as late as possible: it only ever gets set
     keep = 0 if saturated else setup.keep
-    output = _with_views(_score_slice(setup, part), setup.views, keep, saturated)
-    return _spool(output, setup.spool)
+    return _spool(_with_views(scored, setup.views, keep, saturated), setup.spool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -553,21 +561,21 @@ def evaluate_traces_in_workers(
         )
     started_at, start = time.time(), time.perf_counter()
     views = _views_for(feed) if progress is None else None
-    setup = _Setup(scenarios, only, selected, keep, views, spool)
+    context = multiprocessing.get_context("fork")
+    saturated = context.RawValue("b", 0)
+    setup = _Setup(scenarios, only, selected, keep, views, spool, saturated)
     errors = [] if errors is None else errors
     first_error = len(errors)
     sample: ResultSample[_Entry] = ResultSample(keep)
     merge = _Merge(sample, take or _ignore, _prepared_taker(feed, views), errors)
-    context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(workers, context, initializer=_install, initargs=(setup,))
 
     clean = True  # no result with a secret passed on yet: the workers' views hold
 
     def scored(part: FileSlice) -> Future[_Spooled]:
         # once a result with a secret was passed on, a worker's scrubber would miss it
-        if views is None or not clean:
-            return pool.submit(_results_in_worker, part)
-        return pool.submit(_views_in_worker, part, _saturated(sample, views.reporters))
+        task = _views_in_worker if views is not None and clean else _results_in_worker
+        return pool.submit(task, part)
 
     def emit(spooled: _Spooled, last_of_file: bool) -> None:
         nonlocal clean
@@ -577,6 +585,8 @@ def evaluate_traces_in_workers(
         clean = clean and spooled.views
         with _collections_paused():
             merge.emit(_load(spooled), last_of_file)
+        if views is not None and not saturated.value and _saturated(sample, views.reporters):
+            saturated.value = 1
 
     try:
         held: _Spooled | None = None

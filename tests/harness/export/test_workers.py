@@ -7,18 +7,26 @@ arrives after its trace was complete.
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
+import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
+import harness.workers
 from harness.cli import main
 from harness.evaluate_traces import evaluate_traces
 from harness.report.base import ReportFeed, ViewList
+from harness.report.console import ConsoleReporter
+from harness.report.html import HtmlReporter
+from harness.report.json_report import JsonReporter
+from harness.report.junit import JunitReporter
 from harness.result import ScenarioResult, SuiteResult
 from harness.scenarios import iter_scenarios, load_paths
 from harness.workers import evaluate_traces_in_workers, plan_slices
@@ -310,3 +318,53 @@ def test_a_trace_straddling_a_cut_is_scored_once_as_a_whole(tmp_path: Path) -> N
     straddling = [r for r in seen if r.trace_id == f"{10:032x}"]
     assert len(straddling) == 1 and straddling[0].source == f"{traces}:8"
     assert _rows(many, seen) == _rows(one, alone)
+
+
+@pytest.mark.parametrize("keep", [2, 5])
+def test_reports_are_the_same_once_the_samples_keep_nothing_more(
+    keep: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small samples fill with failures early: later slices send no view and no result."""
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    traces.write_text("".join(_lines(False)), encoding="utf-8")
+    scenarios = list(iter_scenarios(load_paths([suite])))
+    marks = tmp_path / "saturated"
+    marks.mkdir()
+    with_views = harness.workers._with_views
+
+    def noted(output: Any, how: Any, kept: Any, saturated: bool) -> Any:
+        if saturated:  # runs in a forked worker: leave a mark the test can see
+            (marks / f"{os.getpid()}-{output.part.start}").touch()
+        return with_views(output, how, kept, saturated)
+
+    monkeypatch.setattr("harness.workers._with_views", noted)
+
+    def run(folder: Path, pooled: bool) -> tuple[Any, dict[str, bytes]]:
+        folder.mkdir()
+        out = io.StringIO()
+        reporters = [
+            ConsoleReporter(Console(file=out, width=100, color_system=None), keep=keep),
+            JsonReporter(folder / "r.json"),
+            JunitReporter(folder / "r.xml"),
+            HtmlReporter(folder / "r.html", keep=keep),
+        ]
+        feed = ReportFeed.for_stream(reporters)
+        if pooled:
+            result = evaluate_traces_in_workers(
+                [traces], scenarios, workers=2, feed=feed, keep=keep, slice_bytes=3_000
+            )
+        else:
+            result = evaluate_traces([traces], scenarios, progress=feed.add, keep=keep)
+        feed.close(result)
+        files = {name: (folder / name).read_bytes() for name in ("r.json", "r.xml", "r.html")}
+        return result, {**files, "console": out.getvalue().encode()}
+
+    one, alone = run(tmp_path / "one", False)
+    many, pooled = run(tmp_path / "many", True)
+    assert any(marks.iterdir()), "no slice was scored after the samples were full"
+    assert {name: _unclocked(data) for name, data in pooled.items()} == {
+        name: _unclocked(data) for name, data in alone.items()
+    }
+    assert many.scenarios == one.scenarios
+    assert (many.counts, many.omitted) == (one.counts, one.omitted)

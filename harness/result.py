@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
+from harness.frozen import quick_init
 from harness.metrics.base import Score
 
 # Re-exported for callers that imported them from here before redaction got its own module.
@@ -48,6 +49,7 @@ ErrorPhase = Literal["factory", "run", "timeout", "scoring", "match"]
 """``match``: ``harness eval-traces`` found no scenario for a recorded trace."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CheckResult:
     """The verdict of a ``forbid``, ``no_errors`` or ``output`` check on one run."""
@@ -60,6 +62,7 @@ class CheckResult:
     """Indices (into the run's recorded calls) of the calls that broke the check."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
     """Why a run errored: the exception type and message, its traceback, and the phase."""
@@ -77,6 +80,7 @@ class ErrorInfo:
         return f"{self.type}: {self.message}" if self.message else self.type
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """One run of a scenario (``repeat`` gives several): what was captured and how it scored."""
@@ -155,6 +159,7 @@ class ScenarioIdentity:
         return f"{self.file}:{self.line}" if self.line else self.file
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ScenarioResult(ScenarioIdentity):
     """A scenario's verdict over all its runs, with the reasons for anything not passed."""

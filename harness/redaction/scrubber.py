@@ -90,6 +90,9 @@ class Scrubber:
         characters when given (what is scrubbed is never shown in part)."""
         if limit is not None and len(text) > limit:
             return _cut(self._scrub(text[: limit + _SCRUB_PAD]), limit)
+        found = self._texts.get(text)  # a text seen before (reasons recur): no call at all
+        if found is not None:
+            return text if found is _SAME else found  # type: ignore[return-value]
         if len(text) > _CACHED_TEXT:
             return self._scrub(text)
         return _cached(self._texts, text, self._scrub)
@@ -101,6 +104,9 @@ class Scrubber:
 
     def redacted_text(self, text: str) -> str:
         """A value's string: secret keys masked inside it (JSON, ``key=value``), then scrubbed."""
+        found = self._redacted.get(text)  # the common case in a stream: no call at all
+        if found is not None:
+            return text if found is _SAME else found  # type: ignore[return-value]
         if len(text) > _CACHED_TEXT:
             return self._redact_and_scrub(text)
         return _cached(self._redacted, text, self._redact_and_scrub)

@@ -137,6 +137,8 @@ _SPOOL = 64 * 1024
 """Bytes of testcases a suite keeps in memory before its spool moves to a temporary file."""
 _COUNTED = ("tests", "failures", "errors", "skipped")
 _COPY_CHUNK = 256 * 1024
+_DISK_BUFFER = 256 * 1024
+"""Bytes of a spool on disk held before they go to its file (one system call)."""
 
 
 @dataclass(slots=True)
@@ -180,8 +182,10 @@ class _Parts:
         suite = self._suites.get(name)
         if suite is None:
             # open across add() calls; _Parts.close() closes every spool
+            # once on disk, a large buffer: testcases are small, and the default 8 KB buffer
+            # made a write system call every few of them
             body = tempfile.SpooledTemporaryFile(  # noqa: SIM115
-                max_size=_SPOOL, mode="w+b", dir=self._dir
+                max_size=_SPOOL, mode="w+b", buffering=_DISK_BUFFER, dir=self._dir
             )
             suite = self._suites[name] = _Suite(body)
         suite.body.write(text)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from harness.frozen import quick_init
 from harness.result import ScenarioIdentity, Status
 
 RowVerdict = Literal["ok", "wrong_args", "missing", "unexpected"]
@@ -19,6 +20,7 @@ for this expectation; ``unexpected``: a call no expectation claimed."""
 # --- the view classes ---------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ArgView:
     """One argument of a call or an expectation, masked and scrubbed."""
@@ -33,6 +35,7 @@ class ArgView:
     """The key is secret: the value was replaced by the mask."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CallView:
     """A recorded call: index in the run's calls, name, arguments, what its execution gave."""
@@ -59,6 +62,7 @@ class CallView:
     """The path of graphs the call ran in (``supervisor/research_agent``), None if unknown."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ExpectationView:
     """An expected call: index in the sample's expectations, tool name, argument patterns."""
@@ -72,6 +76,7 @@ class ExpectationView:
     """The node the expectation is scoped to (a name or a glob)."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class DiffView:
     """One argument difference of a paired row, ready to show."""
@@ -97,6 +102,7 @@ class DiffView:
         return _pointer(self.path)[0] if self.path else ""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class MatchRow:
     """One line of the match table: an expected call and its partner, or an unexpected call."""
@@ -113,6 +119,7 @@ class MatchRow:
     """What failing checks say of the actual call: ``forbidden``, ``tool error``."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ScoreView:
     """A metric's verdict on the run, reason scrubbed, details JSON-ready and masked."""
@@ -127,6 +134,7 @@ class ScoreView:
     """``Details.to_dict()`` masked and scrubbed: pairs, unmatched indices, issues, extras."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CheckView:
     """A ``forbid`` / ``no_errors`` / ``output`` verdict, reason scrubbed."""
@@ -139,6 +147,7 @@ class CheckView:
     """Indices into :attr:`RunView.calls` of the calls that broke the check."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ErrorView:
     """Why a run errored, every text scrubbed."""
@@ -155,6 +164,7 @@ class ErrorView:
         return f"{self.type}: {self.message}" if self.message else self.type
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RunView:
     """One run: what was recorded and expected, how it scored, and its match table."""
@@ -201,6 +211,7 @@ class RunView:
         return "-"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TurnView:
     """One turn of a conversation: where it left the graph (paused on what, or finished)."""
@@ -213,6 +224,7 @@ class TurnView:
     """Those payloads as prose, None when the turn finished."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ScenarioView(ScenarioIdentity):
     """One scenario result as every report shows it."""

@@ -101,8 +101,10 @@ class _Pairs:
             return dict(matching.pairs)
         best = max(complete, key=len)  # the first of the largest, in score order
         taken: dict[int, int] = {}
-        for pairing in (best, *self.recorded):
-            _take(taken, pairing, self.accepts)
+        _take(taken, best, self.accepts)
+        for pairing in self.recorded:
+            if pairing is not best:  # taken already: it would add nothing
+                _take(taken, pairing, self.accepts)
         return taken
 
     def near(self, full: Mapping[int, int]) -> dict[int, int]:

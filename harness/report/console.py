@@ -301,10 +301,19 @@ def _summary_line(out: Console, summary: SuiteView) -> None:
     out.rule(Text(summary.summary, style=f"bold {style}"), characters="=")
 
 
+_PRINTABLE: set[tuple[str, str, str | None]] = set()
+"""Names found safe for a terminal as they are (``printable`` gave each back unchanged)."""
+_PRINTABLE_LIMIT = 4096
+
+
 def _printable_names(view: ScenarioView) -> ScenarioView:
     """The view with its suite, name and xfail reason safe for a terminal."""
-    names = (view.suite, view.name, view.xfail or "")
-    if all(printable(text) is text for text in names):
+    names = (view.suite, view.name, view.xfail)
+    if names in _PRINTABLE:  # a stream repeats a few scenarios' names (a bounded cache)
+        return view
+    if all(printable(text) is text for text in (view.suite, view.name, view.xfail or "")):
+        if len(_PRINTABLE) < _PRINTABLE_LIMIT:
+            _PRINTABLE.add(names)
         return view
     xfail = printable(view.xfail) if view.xfail is not None else None
     return replace(view, suite=printable(view.suite), name=printable(view.name), xfail=xfail)

@@ -51,28 +51,31 @@ def suite_view(summary: SuiteResult, scrubber: Scrubber) -> SuiteView:
 
 def scenario_view(result: ScenarioResult, scrubber: Scrubber) -> ScenarioView:
     """The result's view, every run masked and scrubbed with ``scrubber``; never raises."""
-    reasons = tuple(scrubber.text(reason, TEXT_LIMIT) for reason in result.reasons)
+    # List comprehensions and positional arguments: ``harness eval-traces`` builds one per trace.
+    given = result.reasons
+    reasons = tuple([scrubber.text(reason, TEXT_LIMIT) for reason in given]) if given else ()
     try:
-        runs = tuple(run_view(run, scrubber) for run in result.runs)
+        runs = tuple([run_view(run, scrubber) for run in result.runs])
     except Exception as exc:  # a value nothing could render: this scenario only says so
         why = f"report: the details could not be rendered ({safe_repr(exc, 300)})"
         runs = tuple(_bare_run_view(run, scrubber, why) for run in result.runs)
         reasons = (*reasons, why)
+    xfail = result.xfail
     return ScenarioView(
-        suite=result.suite,
-        name=result.name,
-        file=result.file,
-        line=result.line,
-        status=result.status,
-        runs=runs,
-        repeat=result.repeat,
-        pass_rate=result.pass_rate,
-        passes=result.passes,
-        xfail=scrubber.text(result.xfail) if result.xfail is not None else None,
-        reasons=reasons,
-        duration=result.duration,
-        trace_id=result.trace_id,
-        source=result.source,
+        result.suite,
+        result.name,
+        result.file,
+        result.line,
+        result.status,
+        runs,
+        result.repeat,
+        result.pass_rate,
+        result.passes,
+        scrubber.text(xfail) if xfail is not None else None,
+        reasons,
+        result.duration,
+        result.trace_id,
+        result.source,
     )
 
 
@@ -151,6 +154,8 @@ def _sampleless_run_view(run: RunResult, scrubber: Scrubber) -> RunView:
     of a large ``eval-traces`` stream is lean passing runs (docs/architecture.md, "Reporter").
     """
     paused = run.paused
+    error = run.error
+    reasons = run.reasons()
     return RunView(
         run.index,
         run.passed,
@@ -163,12 +168,12 @@ def _sampleless_run_view(run: RunResult, scrubber: Scrubber) -> RunView:
         (),
         tuple([_score_view(score, scrubber) for score in run.scores]),
         tuple([_check_view(check, scrubber) for check in run.checks]),
-        _error_view(run.error, scrubber) if run.error is not None else None,
+        _error_view(error, scrubber) if error is not None else None,
         (),
-        tuple([scrubber.text(reason, TEXT_LIMIT) for reason in run.reasons()]),
+        tuple([scrubber.text(reason, TEXT_LIMIT) for reason in reasons]) if reasons else (),
         None,
-        tuple(scrubber.value(payload) for payload in paused) if paused else (),
-        _paused_text(paused, scrubber),
+        tuple([scrubber.value(payload) for payload in paused]) if paused else (),
+        _paused_text(paused, scrubber) if paused else None,
         (),
     )
 
@@ -273,17 +278,27 @@ def _expectation_view(index: int, expectation: Expectation, scrubber: Scrubber) 
 
 def _score_view(score: Score, scrubber: Scrubber) -> ScoreView:
     details = score.details
-    if _empty(details):
-        # most scores of a large stream pass with nothing to detail: one view per scrubber
-        # for each (name, value, threshold, verdict, reason), shared by every result (the
-        # types too: 1 and 1.0 are equal keys but not the same JSON)
-        value, threshold = score.value, score.threshold
-        key = (
-            *("score", score.name, value, type(value), threshold, type(threshold)),
-            *(score.passed, score.reason),
-        )
-        return scrubber.rendered(key, lambda: _full_score_view(score, scrubber))
-    return _full_score_view(score, scrubber)
+    if not _empty(details):
+        return _full_score_view(score, scrubber)
+    # A passing trace's lean scores are shared objects (harness/evaluate_traces.py): found by
+    # identity first. The entry holds the score, so its id cannot be reused while it is a key.
+    kept, view = scrubber.rendered(
+        ("score object", id(score)), lambda: (score, _plain_score_view(score, scrubber))
+    )
+    return view if kept is score else _plain_score_view(score, scrubber)
+
+
+def _plain_score_view(score: Score, scrubber: Scrubber) -> ScoreView:
+    """The view of a score with nothing to detail: one per scrubber for each value."""
+    # most scores of a large stream pass with nothing to detail: one view per scrubber for
+    # each (name, value, threshold, verdict, reason), shared by every result (the types too:
+    # 1 and 1.0 are equal keys but not the same JSON)
+    value, threshold = score.value, score.threshold
+    key = (
+        *("score", score.name, value, type(value), threshold, type(threshold)),
+        *(score.passed, score.reason),
+    )
+    return scrubber.rendered(key, lambda: _full_score_view(score, scrubber))
 
 
 def _full_score_view(score: Score, scrubber: Scrubber) -> ScoreView:

@@ -48,6 +48,7 @@ from harness.scenarios import Scenario
 from harness.scoring import NOT_CAPTURED, all_passed, judge, scored_run, verdict
 from tracing.conventions import GENAI_OUTPUT_MESSAGES, CallSpanKind, classify
 from tracing.exporter import SpanView
+from tracing.frozen import quick_init
 from tracing.otlp_json import OtlpJsonError, OtlpJsonReader, OtlpTrace
 from tracing.records import ToolCall
 from tracing.span_reading import json_value
@@ -66,6 +67,7 @@ SUITE_ATTRIBUTE = "harness.suite"
 UNMATCHED_SUITE = "(no scenario)"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RecordedTrace:
     """One complete trace from a file: its tool calls, its root span, and where it was read."""
@@ -164,11 +166,13 @@ def _recorded(trace: OtlpTrace, path: str) -> RecordedTrace:
     found, output = read_output(root.attributes) if root is not None else (False, None)
     calls = trace.calls()
     chats = [view for view in trace.spans if GENAI_OUTPUT_MESSAGES in view.attributes]
+    if not found:  # no chat span (most traces): no reply to look through
+        output = _final_output(chats) if chats else None
     return RecordedTrace(
         trace.trace_id,
         calls,
         root,
-        output if found else _final_output(chats),
+        output,
         path,
         trace.line,
         _uncaptured(calls, trace.spans, trace.span_kinds),

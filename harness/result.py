@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from harness.frozen import quick_init
 from harness.metrics.base import Score
 
 # Re-exported for callers that imported them from here before redaction got its own module.
 from harness.redaction import Scrubber, jsonable
 from harness.sample import Sample
+from tracing.frozen import quick_init
 from tracing.records import ToolCall
 
 __all__ = [

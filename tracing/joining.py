@@ -27,6 +27,7 @@ agent used as a tool keeps its own calls, which come right after that tool's cal
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -118,6 +119,9 @@ def calls_by_trace(
 
 _MAX_DEPTH = 10_000
 
+_start_order = operator.attrgetter("span.start_ns", "span.end_ns")
+"""Sort key of executions: (start, end) of their tool span, read in C."""
+
 
 @dataclass(slots=True)
 class _Trace:
@@ -170,6 +174,18 @@ def _gather(
     return chats, executions, links, info
 
 
+def _scope(
+    parent_id: str | None, tool_ids: Mapping[str, ExecutedCall], links: Mapping[str, str | None]
+) -> str | None:
+    """The nearest tool span at or above ``parent_id`` (a span's scope), or None at the top."""
+    current = parent_id
+    for _ in range(_MAX_DEPTH):
+        if current is None or current in tool_ids:
+            return current
+        current = links.get(current)
+    return None
+
+
 def _scope_finder(
     tool_ids: Mapping[str, ExecutedCall], links: Mapping[str, str | None]
 ) -> Callable[[SpanView], str | None]:
@@ -177,12 +193,7 @@ def _scope_finder(
 
     def scope_of(span: SpanView) -> str | None:
         """The nearest tool span above this span, or None at the top."""
-        current = span.parent_id
-        for _ in range(_MAX_DEPTH):
-            if current is None or current in tool_ids:
-                return current
-            current = links.get(current)
-        return None
+        return _scope(span.parent_id, tool_ids, links)
 
     return scope_of
 
@@ -301,12 +312,20 @@ def _join(
 ) -> list[tuple[str, ToolCall]]:
     """The calls in request order: most traces have no chat span and tool spans that all
     succeeded at the top level, and :func:`_unrequested` joins those in a single pass."""
-    if not chats:
-        tools = {e.span.span_id: e for e in executions}
-        scope_of = _scope_finder(tools, links)
-        if all(e.status == "ok" and scope_of(e.span) is None for e in executions):
-            return _unrequested(executions, info.root_names)
+    if not chats and _all_top_level_successes(executions, links):
+        return _unrequested(executions, info.root_names)
     return _join_requests(chats, executions, links, info)
+
+
+def _all_top_level_successes(
+    executions: Sequence[ExecutedCall], links: Mapping[str, str | None]
+) -> bool:
+    """Whether every execution succeeded and runs in no tool's scope (what :func:`_unrequested`
+    needs), asked of nearly every trace: no scope finder is built for it."""
+    tools = {e.span.span_id: e for e in executions}
+    return all(
+        e.status == "ok" and _scope(e.span.parent_id, tools, links) is None for e in executions
+    )
 
 
 def _join_requests(
@@ -333,7 +352,7 @@ def _join_requests(
             requested = True
         times.append((span.start_ns, span.end_ns))
 
-    executions.sort(key=lambda e: (e.span.start_ns, e.span.end_ns))
+    executions.sort(key=_start_order)
     for execution in executions:
         scope = scope_of(execution.span)
         scoped = slots.setdefault(scope, [])
@@ -411,7 +430,7 @@ def _unrequested(
     tests/tracing/test_joining_fast_path.py): no request to wait for, no failed call to retry,
     one scope, turn 0.
     """
-    executions.sort(key=lambda e: (e.span.start_ns, e.span.end_ns))
+    executions.sort(key=_start_order)
     out: list[tuple[str, ToolCall]] = []
     for execution in executions:
         span = execution.span
@@ -487,8 +506,7 @@ def _joined_call(
             error = f"{execution.args_problem}; {error}" if error else execution.args_problem
         else:
             args = {}
-    # Every field, in ToolCall's order: a class called with 15 keywords packs and unpacks
-    # them, a fifth of building the call (the reader builds one per tool span).
+    # Every field, in ToolCall's order, positionally: the reader builds one per tool span.
     return ToolCall(
         execution.name,  # name
         args,

@@ -14,7 +14,7 @@ from typing import Any
 
 from tracing.span_view import SpanEvent, SpanStatus
 
-__all__ = ["BadSpan", "SpanFields", "span_fields", "spans_of", "why_skipped"]
+__all__ = ["BadSpan", "KnownIds", "SpanFields", "span_fields", "spans_of", "why_skipped"]
 
 _STATUS_NAMES: dict[int, SpanStatus] = {0: "UNSET", 1: "OK", 2: "ERROR"}
 _STATUS_TEXT: dict[str, SpanStatus] = {
@@ -162,8 +162,27 @@ SpanFields = tuple[
 """A span read and checked: the arguments of its SpanView, in order, built only when kept."""
 
 
-def span_fields(span: Any) -> SpanFields:
-    """One OTLP JSON span's SpanView fields (raises BadSpan naming what is wrong)."""
+KnownIds = dict[str, str]
+"""Ids already read, as written (a plain ``str``) -> lowercase hex; one dict per id size."""
+
+
+def _new_id(value: Any, size: int, what: str, known: KnownIds) -> str:
+    """:func:`_hex_id`, remembered in ``known`` when ``value`` is a plain string (the answer
+    depends on nothing else, and a wrong id raises, so only good ids are remembered)."""
+    found = _hex_id(value, size, what)
+    if type(value) is str:
+        known[value] = found
+    return found
+
+
+def span_fields(span: Any, trace_ids: KnownIds, span_ids: KnownIds) -> SpanFields:
+    """One OTLP JSON span's SpanView fields (raises BadSpan naming what is wrong).
+
+    ``trace_ids`` / ``span_ids``: ids read before (the caller keeps them per line), filled in
+    here. The spans of a line repeat the same trace id, and a parent's id is the id of another
+    span, so most ids are checked once per line, not once per span. Trace and span ids are
+    kept apart: no text is a good id of both sizes, so one dict would answer for a bad id.
+    """
     if type(span) is not dict and not isinstance(span, Mapping):
         raise BadSpan(f"a span must be an object, got {type(span).__name__}")
     get = span.get
@@ -171,9 +190,20 @@ def span_fields(span: Any) -> SpanFields:
     # the fields are checked in this order, so a span wrong in several ways names the same one
     status_field = get("status")
     status, message = _status(status_field) if status_field else _UNSET
-    trace_id = _hex_id(get("traceId"), 16, "traceId")
-    span_id = _hex_id(get("spanId"), 8, "spanId")
-    parent_id = _hex_id(parent, 8, "parentSpanId") if parent else None
+    raw = get("traceId")
+    # `type(...) is str` before the look-up: an id may be any JSON value, a list included
+    trace_id = trace_ids.get(raw) if type(raw) is str else None
+    if trace_id is None:
+        trace_id = _new_id(raw, 16, "traceId", trace_ids)
+    raw = get("spanId")
+    span_id = span_ids.get(raw) if type(raw) is str else None
+    if span_id is None:
+        span_id = _new_id(raw, 8, "spanId", span_ids)
+    parent_id = None
+    if parent:
+        parent_id = span_ids.get(parent) if type(parent) is str else None
+        if parent_id is None:
+            parent_id = _new_id(parent, 8, "parentSpanId", span_ids)
     name = get("name", "")
     events = get("events")
     return (

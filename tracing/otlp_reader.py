@@ -40,8 +40,9 @@ from typing import Any
 import orjson
 
 from tracing.conventions import ERROR_TYPE, CallSpanKind, classify
+from tracing.frozen import quick_init
 from tracing.joining import calls_from_classified
-from tracing.otlp_decode import SpanFields, span_fields, spans_of, why_skipped
+from tracing.otlp_decode import KnownIds, SpanFields, span_fields, spans_of, why_skipped
 from tracing.records import ToolCall
 from tracing.span_reading import keeps
 from tracing.span_view import SpanView
@@ -57,6 +58,8 @@ __all__ = [
 ]
 
 _REMEMBERED_COMPLETE = 65_536
+_SPAN_ERRORS = (TypeError, ValueError, AttributeError, ArithmeticError, RecursionError)
+"""What a bad span raises in span_fields (reported as ``span N skipped: ...``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +87,7 @@ class _OpenTrace:
     root: SpanView | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OtlpTrace:
     """One complete trace as the reader hands it out: what scoring needs, nothing more."""
@@ -126,7 +130,7 @@ class OtlpTrace:
         one run and resumed in the next is two calls); ToolCallSpanExporter joins them.
         """
         kinds = self.span_kinds
-        if not any(kind is not None for kind in kinds):
+        if not any(kinds):  # a kind is a (role, convention) pair, never false; else None
             return []
         root = self.root
         if root is None:
@@ -202,16 +206,25 @@ class OtlpJsonReader:
                 except RecursionError:  # 100,000 nested brackets: Python's parser gives up
                     self._error(number, "not an OTLP JSON request: nested too deeply to read")
                     continue
-                spans: list[SpanFields] = []
-                keep = spans.append
-                for position, raw in enumerate(raw_spans):
-                    try:
-                        keep(span_fields(raw))
-                    except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:
-                        # ArithmeticError: 1e999 (infinity) as an int, a time or a status code
-                        self._error(number, f"span {position} skipped: {why_skipped(exc)}")
-                    except RecursionError:
-                        self._error(number, f"span {position} skipped: nested too deeply")
+                trace_ids: KnownIds = {}
+                span_ids: KnownIds = {}
+                spans: list[SpanFields]
+                try:  # every span good (almost every line): no bookkeeping per span
+                    spans = [span_fields(raw, trace_ids, span_ids) for raw in raw_spans]
+                except _SPAN_ERRORS:
+                    # read again span by span, at the depth spans were always read at (so one
+                    # nested near the recursion limit fares the same); span_fields changes
+                    # nothing but the id dicts, which hold good ids only
+                    spans = []
+                    keep = spans.append
+                    for position, raw in enumerate(raw_spans):
+                        try:
+                            keep(span_fields(raw, trace_ids, span_ids))
+                        except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+                            # ArithmeticError: 1e999 (infinity) as an int, a time or a status
+                            self._error(number, f"span {position} skipped: {why_skipped(exc)}")
+                        except RecursionError:
+                            self._error(number, f"span {position} skipped: nested too deeply")
                 yield number, spans
 
     def iter_spans(self) -> Iterator[SpanView]:

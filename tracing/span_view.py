@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from opentelemetry.trace import StatusCode
 
+from tracing.frozen import quick_init
+
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
@@ -21,6 +23,7 @@ __all__ = ["SpanEvent", "SpanStatus", "SpanView"]
 SpanStatus = Literal["UNSET", "OK", "ERROR"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SpanEvent:
     """One span event: its name, attributes and time (ns since the epoch; 0 when unknown)."""
@@ -30,6 +33,7 @@ class SpanEvent:
     time_ns: int = 0
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SpanView:
     """The parts of a finished span the tool-call conversion reads; ids are lowercase hex."""

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness.frozen import quick_init
 from harness.result import ScenarioIdentity, Status
+from tracing.frozen import quick_init
 
 RowVerdict = Literal["ok", "wrong_args", "missing", "unexpected"]
 """``ok``: the call matches; ``wrong_args``: same tool, some argument wrong; ``missing``: no call

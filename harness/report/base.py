@@ -27,6 +27,7 @@ __all__ = [
     "ReportFeed",
     "Reporter",
     "ResultWriter",
+    "SampleOfViews",
     "Samples",
     "ScrubPolicy",
     "ViewList",
@@ -100,6 +101,26 @@ class Samples(Protocol):
 
     def add_counted(self, status: Status) -> None:
         """Count a result the sample would not keep, as ``add`` of its view would."""
+
+
+class SampleOfViews:
+    """:class:`Samples` for a reporter that keeps its views in ``self._kept`` (console, HTML)."""
+
+    _kept: ResultSample[ScenarioView]
+
+    @property
+    def keep(self) -> int | None:
+        """How many results the sample keeps (None: all)."""
+        return self._kept.limit
+
+    @property
+    def saturated(self) -> bool:
+        """True once the sample keeps nothing more, whatever comes."""
+        return self._kept.saturated
+
+    def add_counted(self, status: Status) -> None:
+        """Count a result the sample would not keep."""
+        self._kept.add_counted(status)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.redaction import Redactor
-from harness.report.base import ReportFeed
+from harness.report.base import ReportFeed, SampleOfViews
 from harness.report.text import failure_text, paused_line, scores_line
 from harness.report.view import ScenarioView, SuiteView, printable
 from harness.result import ResultSample, Status, SuiteResult
@@ -51,7 +51,7 @@ DETAILED = 20
 run has more than ``max_rows`` results: rendering 500 failures costs the console a second."""
 
 
-class ConsoleReporter:
+class ConsoleReporter(SampleOfViews):
     """Prints the report when closed, from the views it kept (a :class:`ResultSample`).
 
     ``keep``: at most this many results are kept, those that did not pass first (``harness
@@ -82,20 +82,6 @@ class ConsoleReporter:
     def add(self, result: ScenarioView) -> None:
         """Keep ``result`` if the sample has room for it."""
         self._kept.add(_printable_names(result))
-
-    @property
-    def keep(self) -> int | None:
-        """How many results the sample keeps (None: all)."""
-        return self._kept.limit
-
-    @property
-    def saturated(self) -> bool:
-        """True once the sample keeps nothing more, whatever comes."""
-        return self._kept.saturated
-
-    def add_counted(self, status: Status) -> None:
-        """Count a result the sample would not keep (:class:`~harness.report.base.Samples`)."""
-        self._kept.add_counted(status)
 
     def close(self, summary: SuiteView) -> None:
         """Print the whole report (``quiet``: its last line)."""

@@ -36,7 +36,7 @@ from pathlib import Path
 from string import Template
 
 from harness.redaction import Redactor, Scrubber
-from harness.report.base import ReportFeed
+from harness.report.base import ReportFeed, SampleOfViews
 from harness.report.files import atomic_output
 from harness.report.view import (
     ArgView,
@@ -135,7 +135,7 @@ def _assets() -> _Assets:
 # --- entry points --------------------------------------------------------------------------
 
 
-class HtmlReporter:
+class HtmlReporter(SampleOfViews):
     """The :class:`~harness.report.base.Reporter` that writes the page to ``path`` on close."""
 
     def __init__(self, path: str | os.PathLike[str], *, keep: int | None = None) -> None:
@@ -146,20 +146,6 @@ class HtmlReporter:
     def add(self, result: ScenarioView) -> None:
         """Keep ``result`` for the page, if the sample has room for it."""
         self._kept.add(result)
-
-    @property
-    def keep(self) -> int | None:
-        """How many results the sample keeps (None: all)."""
-        return self._kept.limit
-
-    @property
-    def saturated(self) -> bool:
-        """True once the sample keeps nothing more, whatever comes."""
-        return self._kept.saturated
-
-    def add_counted(self, status: Status) -> None:
-        """Count a result the sample would not keep (:class:`~harness.report.base.Samples`)."""
-        self._kept.add_counted(status)
 
     def close(self, summary: SuiteView) -> Path:
         """Write the page (parents created; replaced atomically, never half-written)."""

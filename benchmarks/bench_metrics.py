@@ -393,6 +393,8 @@ RATIOS = (
     (SEQ_STRICT, "accuracy_strict", True),
     (F1, "f1", True),
     (SEQ_FLEXIBLE, "accuracy_flexible", False),
+    # information: our ToolCallAccuracy ignores order, as Ragas's strict_order=False does
+    (ACCURACY, "accuracy_flexible", False),
     (COMPAT_STRICT, "accuracy_strict", False),
     (COMPAT_FLEXIBLE, "accuracy_flexible", False),
     (COMPAT_F1, "f1", False),

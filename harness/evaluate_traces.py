@@ -139,16 +139,20 @@ def _uncaptured(
 
     ``kinds``: :func:`~tracing.conventions.classify` of each view, when the reader knows it.
     """
-    empty = [i for i, call in enumerate(calls) if not call.args and call.run_id is not None]
-    if not empty:
-        return ()  # every call has its arguments: no span to look up
-    if kinds is None:
-        kinds = [classify(view.attributes) for view in views]
-    spans: dict[str | None, tuple[SpanView | None, CallSpanKind | None]] = {
-        view.span_id: (view, kind) for view, kind in zip(views, kinds, strict=True)
-    }
-    unknown = (None, None)
-    return tuple(i for i in empty if _lacks_arguments(*spans.get(calls[i].run_id, unknown)))
+    lacking: list[int] = []
+    spans: dict[str | None, tuple[SpanView, CallSpanKind | None]] | None = None
+    for index, call in enumerate(calls):
+        if call.args or call.run_id is None:
+            continue  # most calls: arguments recorded, no span to look up
+        if spans is None:  # built once, for the first call without arguments
+            if kinds is None:
+                kinds = [classify(view.attributes) for view in views]
+            # the last span of each id, as the spans' order gives them
+            spans = {view.span_id: (view, kind) for view, kind in zip(views, kinds, strict=True)}
+        found = spans.get(call.run_id)
+        if found is not None and _lacks_arguments(*found):
+            lacking.append(index)
+    return tuple(lacking)
 
 
 def _lacks_arguments(view: SpanView | None, kind: CallSpanKind | None) -> bool:

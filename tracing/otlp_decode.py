@@ -98,18 +98,29 @@ def _read_attributes(items: Any) -> dict[str, Any]:
         raise BadSpan(f"attributes must be a list of {{key, value}}, got {type(items).__name__}")
     out: dict[str, Any] = {}
     for item in items:
-        # most attributes are `{"key": str, "value": {"stringValue": ...}}`: read those with
-        # no call; anything else (or wrong) is read and checked by _read_attribute
+        # most attributes are `{"key": str, "value": {"stringValue" | "intValue": ...}}`: read
+        # those with no call and no exception (a value of one key is what _value reads it as);
+        # anything else (or wrong) is read and checked by _read_attribute
         try:
             key = item["key"]
             value = item["value"]
             if type(key) is str and len(value) == 1:
-                out[key] = value["stringValue"]
-                continue
-        except (KeyError, TypeError):
+                text = value.get("stringValue", _ABSENT)
+                if text is not _ABSENT:
+                    out[key] = text
+                    continue
+                number = value.get("intValue", _ABSENT)
+                if number is not _ABSENT:
+                    out[key] = int(number)  # a bad number raises as _value's int() does
+                    continue
+        except (KeyError, TypeError, AttributeError):  # not a dict with these keys
             pass
         _read_attribute(item, out)
     return out
+
+
+_ABSENT: Any = object()
+"""What ``dict.get`` answers for a key that is not there (no JSON value is this object)."""
 
 
 def _read_attribute(item: Any, out: dict[str, Any]) -> None:

@@ -119,10 +119,12 @@ class ToolCall:
     """The path of graphs the call ran in, outermost first: ``supervisor/research_agent``."""
 
     def __post_init__(self) -> None:
-        # Checked here, once, so that every later consumer can rely on the shape.
-        if not isinstance(self.name, str) or not self.name:
+        # Checked here, once, so that every later consumer can rely on the shape. A plain str
+        # and a plain dict (what nearly every call holds) pass without the ABC machinery.
+        name = self.name
+        if (type(name) is not str and not isinstance(name, str)) or not name:
             raise InvalidToolCall(f"tool call needs a non-empty string name, got {self.name!r}")
-        if not isinstance(self.args, Mapping):
+        if type(self.args) is not dict and not isinstance(self.args, Mapping):
             raise InvalidToolCall(
                 f"tool call {self.name!r}: args must be a mapping, "
                 f"got {type(self.args).__name__}: {_preview(self.args)}"

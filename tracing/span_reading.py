@@ -237,8 +237,10 @@ def json_value(text: str) -> Any:
     it refuses (NaN, Infinity, 1e999, lone surrogates, bad JSON) the standard parser decides,
     giving its own value or error.
     """
-    if _LONG_NUMBER.search(text) is None and (
-        len(text) < _DEEP or text.count("[") + text.count("{") < _DEEP
+    size = len(text)
+    # shorter than 19 characters: no room for a 19-digit run, no need to search for one
+    if (size < 19 or _LONG_NUMBER.search(text) is None) and (
+        size < _DEEP or text.count("[") + text.count("{") < _DEEP
     ):
         try:
             return orjson.loads(text)
@@ -433,10 +435,10 @@ def executed_call(span: SpanView, convention: Convention) -> ExecutedCall:
     span_id_attr = span.attributes.get(convention.call_id) if convention.call_id else None
     call_id = span_id_attr if isinstance(span_id_attr, str) and span_id_attr else None
     result, output_id, output_error = _read_output(span, convention, call_id or args_id)
-    paused = interrupt_time(span)
-    failed = paused is None and (
-        span.status == "ERROR" or ERROR_TYPE in span.attributes or output_error
-    )
+    marked = ERROR_TYPE in span.attributes
+    # interrupt_time's own first test, asked here: most tool spans have no event to look at
+    paused = interrupt_time(span) if span.events or marked else None
+    failed = paused is None and (span.status == "ERROR" or marked or output_error)
     error: str | None = None
     if failed:
         error = (

@@ -227,16 +227,20 @@ def _install(setup: _Setup) -> None:
 
 def _results_in_worker(part: FileSlice) -> _Spooled:
     assert _SETUP is not None, "the pool initializer did not run"
-    return _spool(_score_slice(_SETUP, part), _SETUP.spool)
+    with _collections_paused():  # a slice's results are all kept until it is spooled
+        return _spool(_score_slice(_SETUP, part), _SETUP.spool)
 
 
 def _views_in_worker(part: FileSlice) -> _Spooled:
     setup = _SETUP
     assert setup is not None and setup.views is not None, "the pool initializer did not run"
-    scored = _score_slice(setup, part)
-    saturated = bool(setup.saturated.value)  # read as late as possible: it only ever gets set
-    keep = 0 if saturated else setup.keep
-    return _spool(_with_views(scored, setup.views, keep, saturated), setup.spool)
+    # A slice's results and views are all kept until it is spooled: each collection would walk
+    # them all again (and there are 100,000s of objects); reference counting frees them after.
+    with _collections_paused():
+        scored = _score_slice(setup, part)
+        saturated = bool(setup.saturated.value)  # read as late as possible: it only gets set
+        keep = 0 if saturated else setup.keep
+        return _spool(_with_views(scored, setup.views, keep, saturated), setup.spool)
 
 
 @dataclass(frozen=True, slots=True)

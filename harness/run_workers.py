@@ -9,16 +9,22 @@ same :class:`~harness.runner.RunOptions`, except that ``--concurrency`` is the t
 between the workers. Workers are forked: they inherit the compiled, selected scenarios (agents
 imported, models built, cassettes applied), so nothing but results crosses a process boundary.
 
-With live progress each result goes to the parent as it finishes, and each shard's SuiteResult,
-when the shard is done, says only where its results came; without progress the results come
-with the shard's SuiteResult (each result crosses once). The parent puts them back in selection
-order, so the reports (and the
-exit code) are those one process would produce. ``-x`` stops each worker after its own first
-failure. Where ``fork`` is not available, or with one worker, everything runs in this process.
+Each worker tells the parent, on one queue, when a scenario starts and when its result is ready
+(each result crosses once). The parent keeps the results by position, so the reports and the
+exit code are those one process would produce. ``-x`` is shared: after the first failure in any
+worker, no worker starts another scenario (a flag in shared memory), as in one process.
+
+A worker that dies (``os._exit`` in a tool, a crash in native code, the out-of-memory killer)
+breaks the pool, and the executor stops the other workers. The results already sent are kept.
+Every scenario that was still running somewhere then runs again alone, in a new process of its
+own: the one that kills its process is told apart from those that ran beside it, and becomes an
+error result naming the exit code or signal. The scenarios not started yet run in a new pool.
+Where ``fork`` is not available, or with one worker, everything runs in this process.
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import multiprocessing
 import os
@@ -26,16 +32,21 @@ import queue
 import signal
 import threading
 import time
-from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harness.result import ScenarioResult, SuiteResult
+from harness.result import ErrorInfo, RunResult, ScenarioResult, SuiteResult
 from harness.runner import STOP_SIGNALS, RunOptions, run_scenarios
 from harness.scenarios import Scenario
+from harness.scoring import verdict
 
 __all__ = ["plan_shards", "run_scenarios_in_workers", "shard_concurrency"]
+
+CRASH_ERROR = "WorkerCrashed"
+"""``ErrorInfo.type`` of a scenario whose process died under it, twice (the second time alone)."""
 
 
 def plan_shards(count: int, workers: int) -> list[range]:
@@ -56,8 +67,10 @@ class _Setup:
 
     scenarios: Sequence[Scenario]
     options: RunOptions
-    results: Any
-    """The queue each finished ScenarioResult is put on, for the parent's live progress."""
+    messages: Any
+    """The queue of ``("start", position)`` and ``("done", position, ScenarioResult)``."""
+    halted: Any
+    """A shared ``c_bool``: some scenario failed under ``fail_fast``; start no other."""
 
 
 _SETUP: _Setup | None = None
@@ -67,46 +80,52 @@ def _install(setup: _Setup) -> None:
     """Pool initializer: remember the shared setup; leave the terminal's process group."""
     global _SETUP
     _SETUP = setup
+    _own_process_group()
+    gc.freeze()  # inherited pages stay shared: collections never walk (and copy) them
+
+
+def _own_process_group() -> None:
     # The parent forwards SIGINT/SIGTERM to the workers itself (_forward_stops). A Ctrl-C
     # reaches the whole foreground group, so a worker still in it would get two signals, and a
     # second one forces the run to stop at once instead of ending with a partial result.
     os.setpgrp()
-    gc.freeze()  # inherited pages stay shared: collections never walk (and copy) them
 
 
 @dataclass(frozen=True, slots=True)
-class _ShardOutput:
-    """A shard's SuiteResult, and where its results came on the progress queue.
+class _ShardSummary:
+    """What a shard's SuiteResult says besides its results (those went on the queue)."""
 
-    With live progress each result crosses to the parent once, on the queue, as it finishes;
-    ``result`` then lists no scenarios and ``queued[k]`` is the queue position (within this
-    shard) of its k-th result. Without progress ``result`` carries them and ``queued`` is None.
-    Either way a result is pickled once (pickling resolves each score's reason and details).
-    """
-
-    result: SuiteResult
-    queued: tuple[int, ...] | None = None
+    finished: int
+    interrupted: bool
+    warnings: tuple[str, ...]
 
 
-def _run_shard(number: int, shard: range, concurrency: int) -> _ShardOutput:
-    """Run one shard in this worker (the ``number``-th), as :class:`_ShardOutput` says."""
+def _run_shard(positions: tuple[int, ...], concurrency: int) -> _ShardSummary:
+    """Run the scenarios at ``positions`` in this worker, telling the parent as they go."""
     assert _SETUP is not None, "the pool initializer did not run"
     setup = _SETUP
-    selected = [setup.scenarios[index] for index in shard]
-    if setup.options.progress is None:
-        options = replace(setup.options, concurrency=concurrency, on_signal=None)
-        return _ShardOutput(run_scenarios(selected, options))
-    sent: dict[int, int] = {}  # id of a result put on the queue -> its place in this shard's
-    put = setup.results.put
+    put, halted = setup.messages.put, setup.halted
+    fail_fast = setup.options.fail_fast
 
-    def send(result: ScenarioResult) -> None:
-        sent[id(result)] = len(sent)
-        put((number, result))
+    def started(k: int) -> None:
+        put(("start", positions[k]))
 
-    options = replace(setup.options, concurrency=concurrency, progress=send, on_signal=None)
-    output = run_scenarios(selected, options)
-    queued = tuple(sent[id(result)] for result in output.scenarios)
-    return _ShardOutput(replace(output, scenarios=()), queued)
+    def finished(k: int, result: ScenarioResult) -> None:
+        if fail_fast and result.status in ("failed", "error"):
+            halted.value = True
+        put(("done", positions[k], result))
+
+    options = replace(
+        setup.options,
+        concurrency=concurrency,
+        progress=None,
+        on_signal=None,
+        on_start=started,
+        on_finish=finished,
+        halted=lambda: bool(halted.value),
+    )
+    output = run_scenarios([setup.scenarios[p] for p in positions], options)
+    return _ShardSummary(len(output.scenarios), output.interrupted, output.warnings)
 
 
 def run_scenarios_in_workers(
@@ -114,9 +133,10 @@ def run_scenarios_in_workers(
 ) -> SuiteResult:
     """:func:`~harness.runner.run_scenarios` over ``workers`` processes, same result.
 
-    ``options.progress`` sees every result as it finishes; the returned SuiteResult lists them
-    in the order of ``scenarios``. Span export (``tracer_provider``) is not supported here:
-    its exporter threads do not survive a fork (the CLI refuses ``-n`` with export).
+    ``options.progress`` (and ``on_start``/``on_finish``, with positions in ``scenarios``) see
+    every result as it arrives; the returned SuiteResult lists them in the order of
+    ``scenarios``. Span export (``tracer_provider``) is not supported here: its exporter
+    threads do not survive a fork (the CLI refuses ``-n`` with export).
     """
     if options.tracer_provider is not None:
         raise ValueError("run_scenarios_in_workers cannot export spans (tracer_provider)")
@@ -124,112 +144,296 @@ def run_scenarios_in_workers(
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return run_scenarios(scenarios, options)
     started_at, start = time.time(), time.perf_counter()
-    shards = plan_shards(len(scenarios), workers)
-    context = multiprocessing.get_context("fork")
-    results = context.Queue()
-    setup = _Setup(scenarios, options, results)
-    pool = ProcessPoolExecutor(len(shards), context, initializer=_install, initargs=(setup,))
-    stopped: list[int] = []
-    previous = _forward_stops(stopped, options)
+    run = _Run(scenarios, options, workers)
+    previous = _forward_stops(run.stopped, options)
     try:
-        futures = [
-            pool.submit(_run_shard, number, shard, concurrency)
-            for number, (shard, concurrency) in enumerate(
-                zip(shards, shard_concurrency(options.concurrency, workers), strict=True)
-            )
-        ]
-        arrived: list[list[ScenarioResult]] = [[] for _ in shards]
-        _relay(results, futures, options, arrived)
-        outputs = [future.result() for future in futures]
-        _drain(results, outputs, options, arrived)
+        run.everything()
     finally:
         _restore(previous)
-        pool.shutdown(wait=True, cancel_futures=True)
-        results.close()
-    suites = [_shard_result(output, came) for output, came in zip(outputs, arrived, strict=True)]
+    ordered = tuple(run.results[position] for position in sorted(run.results))
     return SuiteResult(
-        scenarios=_in_selection_order(scenarios, shards, suites),
+        scenarios=ordered,
         started_at=started_at,
         duration=time.perf_counter() - start,
-        interrupted=bool(stopped) or any(suite.interrupted for suite in suites),
-        not_run=sum(suite.not_run for suite in suites),
-        warnings=tuple(warning for suite in suites for warning in suite.warnings),
+        interrupted=bool(run.stopped) or run.interrupted,
+        not_run=len(scenarios) - len(ordered),
+        warnings=tuple(run.warnings),
     )
 
 
-def _shard_result(output: _ShardOutput, arrived: list[ScenarioResult]) -> SuiteResult:
-    """The shard's SuiteResult with its results, those that came on the queue put back."""
-    if output.queued is None:
-        return output.result
-    came = tuple(arrived[k] for k in output.queued if k < len(arrived))  # none lost, normally
-    return replace(output.result, scenarios=came)
+_POLL_SECONDS = 0.05
+_DRAIN_SECONDS = 5.0
+_QUIET_SECONDS = 0.2
+"""After a pool broke and its workers are gone: no message for this long means none is left."""
+_ALONE_MARGIN_SECONDS = 10.0
 
 
-def _relay(
-    results: Any,
-    futures: Sequence[Future[_ShardOutput]],
-    options: RunOptions,
-    arrived: list[list[ScenarioResult]],
-) -> None:
-    """Pass the workers' finished results to ``options.progress`` (and ``arrived``, per shard)
-    until every shard is done."""
-    if options.progress is None:  # the shards send nothing on the queue
-        for future in futures:
-            future.exception()  # waits; future.result() raises it afterwards
-        return
-    while not all(future.done() for future in futures):
+@dataclass(slots=True)
+class _Run:
+    """One ``-n`` run: rounds of pools until every scenario has a result or cannot have one."""
+
+    scenarios: Sequence[Scenario]
+    options: RunOptions
+    workers: int
+    context: Any = field(default_factory=lambda: multiprocessing.get_context("fork"))
+    results: dict[int, ScenarioResult] = field(default_factory=dict)
+    stopped: list[int] = field(default_factory=list)
+    """Signals the parent received (filled by the handler of :func:`_forward_stops`)."""
+    interrupted: bool = False
+    warnings: list[str] = field(default_factory=list)
+    halted: Any = None
+
+    def __post_init__(self) -> None:
+        # shared memory made before any fork, so every worker and the parent see one flag
+        self.halted = self.context.RawValue(ctypes.c_bool, False)
+
+    def everything(self) -> None:
+        """Run every scenario; after a worker died, run what it cut short as the module says."""
+        pending = list(range(len(self.scenarios)))
+        while pending and not self._ended():
+            crash = self._round(pending)
+            if crash is None:
+                return
+            running, unstarted = crash
+            if not running and len(unstarted) == len(pending):
+                # a worker died before it started anything: a new pool could do the same forever
+                self._alone(unstarted)
+                return
+            self._alone(running)
+            pending = unstarted
+
+    def _ended(self) -> bool:
+        return bool(self.stopped) or bool(self.halted.value)
+
+    def _round(self, pending: list[int]) -> tuple[list[int], list[int]] | None:
+        """One pool over ``pending``; None if it finished, else (running, unstarted) when a
+        worker died."""
+        shards = plan_shards(len(pending), self.workers)
+        shares = shard_concurrency(self.options.concurrency, len(shards))
+        messages = self.context.Queue()
+        inbox = _Inbox(messages)
+        setup = _Setup(self.scenarios, self.options, messages, self.halted)
+        started: set[int] = set()
+        before = len(self.results)
         try:
-            number, result = results.get(timeout=0.05)
-        except queue.Empty:
-            continue
-        arrived[number].append(result)
-        options.progress(result)
+            pool = ProcessPoolExecutor(
+                len(shards), self.context, initializer=_install, initargs=(setup,)
+            )
+            try:
+                futures = [
+                    pool.submit(_run_shard, tuple(pending[i] for i in shard), share)
+                    for shard, share in zip(shards, shares, strict=True)
+                ]
+                while not all(future.done() for future in futures):
+                    self._take(inbox.get(_POLL_SECONDS), started)
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+            errors = [future.exception() for future in futures]
+            if not any(isinstance(error, BrokenProcessPool) for error in errors):
+                for error in errors:
+                    if error is not None:
+                        raise error
+                summaries = [future.result() for future in futures]
+                expected = before + sum(s.finished for s in summaries)
+                self._drain(inbox, started, lambda: len(self.results) >= expected)
+                for summary in summaries:
+                    self.interrupted = self.interrupted or summary.interrupted
+                    self.warnings.extend(summary.warnings)
+                return None
+            # every worker is gone: what they sent before is in the pipe, or never will be
+            self._drain(inbox, started, None)
+        finally:
+            inbox.close()
+        running = sorted(p for p in started if p not in self.results)
+        unstarted = [p for p in pending if p not in started and p not in self.results]
+        return running, unstarted
 
-
-def _drain(
-    results: Any,
-    outputs: Sequence[_ShardOutput],
-    options: RunOptions,
-    arrived: list[list[ScenarioResult]],
-) -> None:
-    """The results still on the queue: a shard's future can complete before its queue is
-    flushed."""
-    left = sum(len(o.queued) for o in outputs if o.queued is not None) - sum(map(len, arrived))
-    for _ in range(left):
-        try:
-            number, result = results.get(timeout=_DRAIN_SECONDS)
-        except queue.Empty:  # a worker died with results unsent
+    def _take(self, message: Any, started: set[int]) -> None:
+        if message is None:
             return
-        arrived[number].append(result)
+        if message[0] == "start":
+            started.add(message[1])
+            if self.options.on_start is not None:
+                self.options.on_start(message[1])
+            return
+        self._record(message[1], message[2])
+
+    def _record(self, position: int, result: ScenarioResult) -> None:
+        self.results[position] = result
+        options = self.options
+        if options.fail_fast and result.status in ("failed", "error"):
+            self.halted.value = True
+        if options.on_finish is not None:
+            options.on_finish(position, result)
         if options.progress is not None:
             options.progress(result)
 
+    def _drain(self, inbox: _Inbox, started: set[int], complete: Callable[[], bool] | None) -> None:
+        """Messages still on the way: until ``complete()``, or a quiet spell when it is None
+        (a broken pool's); never longer than ``_DRAIN_SECONDS``."""
+        deadline = time.monotonic() + _DRAIN_SECONDS
+        while complete is None or not complete():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            wait = min(left, _QUIET_SECONDS) if complete is None else min(left, _POLL_SECONDS)
+            message = inbox.get(wait)
+            if message is None and complete is None:
+                return
+            self._take(message, started)
 
-_DRAIN_SECONDS = 5.0
+    def _alone(self, positions: list[int]) -> None:
+        """Each scenario in a new process of its own, ``workers`` at a time."""
+        for at in range(0, len(positions), self.workers):
+            if self.stopped:
+                return
+            batch = [_Alone.start(self, p) for p in positions[at : at + self.workers]]
+            for job in batch:
+                result = job.settle(stopped=bool(self.stopped))
+                if result is not None:
+                    self._record(job.position, result)
 
 
-def _in_selection_order(
-    scenarios: Sequence[Scenario], shards: Sequence[range], outputs: Sequence[SuiteResult]
-) -> tuple[ScenarioResult, ...]:
-    """Every shard's results, shard after shard: each shard keeps its scenarios' order.
+class _Inbox:
+    """The workers' messages, moved off the multiprocessing queue by a daemon thread.
 
-    A shard's SuiteResult lists its results in its scenarios' order, minus those never started
-    (``-x``, a stop); matching them in order by file, suite and name finds each one's place.
+    A worker killed halfway through a ``put`` leaves a message that can never be read to its
+    end; a daemon thread stuck on it costs nothing, where the main thread would hang.
     """
-    ordered: list[ScenarioResult] = []
-    for shard, output in zip(shards, outputs, strict=True):
-        pending = iter(output.scenarios)
-        result = next(pending, None)
-        for index in shard:
-            scenario = scenarios[index]
-            if result is not None and (result.file, result.suite, result.name) == (
-                scenario.file,
-                scenario.suite,
-                scenario.name,
-            ):
-                ordered.append(result)
-                result = next(pending, None)
-    return tuple(ordered)
+
+    def __init__(self, source: Any) -> None:
+        self._source = source
+        # Not a SimpleQueue: on CPython 3.11 its get(timeout) waits forever once a signal
+        # handler (the parent's _forward_stops) runs past the deadline.
+        self._items: queue.Queue[Any] = queue.Queue()
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._move, name="harness-inbox", daemon=True)
+        self._thread.start()
+
+    def _move(self) -> None:
+        get, put = self._source.get, self._items.put
+        while not self._closed.is_set():
+            try:
+                put(get(timeout=_POLL_SECONDS))
+            except queue.Empty:
+                continue
+            except (EOFError, OSError, ValueError):  # the queue was closed under this thread
+                return
+
+    def get(self, timeout: float) -> Any:
+        """The next message, or None after ``timeout`` seconds without one."""
+        try:
+            return self._items.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self) -> None:
+        """Stop moving messages; the queue is closed once the thread has let go of it."""
+        self._closed.set()
+        self._thread.join(timeout=2 * _POLL_SECONDS + 0.5)
+        if not self._thread.is_alive():
+            self._source.close()
+
+
+@dataclass(slots=True)
+class _Alone:
+    """One scenario in a forked process of its own; it sends its result back on a pipe."""
+
+    run: _Run
+    position: int
+    process: Any
+    receiver: Any
+    began: float
+    limit: float
+
+    @classmethod
+    def start(cls, run: _Run, position: int) -> _Alone:
+        """Fork the process and start the scenario at ``position`` in it."""
+        receiver, sender = run.context.Pipe(duplex=False)
+        scenario = run.scenarios[position]
+        process = run.context.Process(
+            target=_run_alone,
+            args=(scenario, run.options, sender),
+            name=f"harness-alone-{position}",
+            daemon=True,
+        )
+        process.start()
+        sender.close()  # the child holds the only writer: its death reads as the end of the pipe
+        timeout = run.options.timeout or scenario.timeout
+        repeat = run.options.repeat or scenario.repeat
+        limit = (repeat + 2) * timeout + _ALONE_MARGIN_SECONDS  # factory, runs, closing
+        return cls(run, position, process, receiver, time.monotonic(), limit)
+
+    def settle(self, *, stopped: bool) -> ScenarioResult | None:
+        """The scenario's result, the error of its process's death, or None if it was stopped."""
+        result: ScenarioResult | None = None
+        left = self.began + self.limit - time.monotonic()
+        timed_out = False
+        try:
+            if self.receiver.poll(max(left, 0.0)):
+                result = self.receiver.recv()
+            else:
+                timed_out = True
+        except (EOFError, OSError):
+            pass  # it died before sending anything
+        finally:
+            self.receiver.close()
+        self.process.join(timeout=_DRAIN_SECONDS)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        if result is not None or (stopped and not timed_out):
+            return result
+        scenario = self.run.scenarios[self.position]
+        duration = time.monotonic() - self.began
+        if timed_out:
+            message = (
+                f"after its worker process died, this scenario ran again alone and did not "
+                f"finish within {self.limit:.0f}s (its timeouts, its runs and a margin), so its "
+                "process was killed"
+            )
+        else:
+            message = _death_message(self.process.exitcode)
+        repeat = self.run.options.repeat or scenario.repeat
+        error = ErrorInfo(CRASH_ERROR, message, phase="run", brief=True)
+        return verdict(scenario, (RunResult(0, False, None, error=error),), repeat, duration)
+
+
+def _run_alone(scenario: Scenario, options: RunOptions, sender: Any) -> None:
+    """In the forked process: run one scenario and send its result (nothing if stopped)."""
+    _own_process_group()
+    alone = replace(
+        options,
+        concurrency=1,
+        progress=None,
+        on_signal=None,
+        on_start=None,
+        on_finish=None,
+        halted=None,
+    )
+    output = run_scenarios([scenario], alone)
+    if output.scenarios:
+        sender.send(output.scenarios[0])
+    sender.close()
+
+
+def _death_message(exitcode: int | None) -> str:
+    """Why a scenario's process ended without a result, and what usually does that."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            how = f"was killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            how = f"was killed by signal {-exitcode}"
+    else:
+        how = f"exited with code {exitcode}"
+    hint = "the out-of-memory killer sends SIGKILL" if exitcode == -signal.SIGKILL else None
+    causes = "os._exit() in the agent or a tool, a crash in native code, or a signal"
+    return (
+        f"its worker process died while it ran; run again alone in a new process, that process "
+        f"{how} before the scenario finished ({causes}"
+        + (f"; {hint}" if hint else "")
+        + "). The other scenarios ran on."
+    )
 
 
 def _forward_stops(stopped: list[int], options: RunOptions) -> dict[int, Any]:

@@ -97,6 +97,14 @@ class RunOptions:
     """Masks secrets in the failure reasons put on spans (default: the default key list)."""
     on_signal: Callable[[int], None] | None = None
     """Told the signal (SIGINT, SIGTERM) that stopped the run, for the exit code (128 + n)."""
+    on_start: Callable[[int], None] | None = None
+    """Told the position (in the list run) of each scenario as it starts, past the concurrency
+    gate: ``-n`` learns which scenarios a worker was running if it dies."""
+    on_finish: Callable[[int, ScenarioResult], None] | None = None
+    """Told each result with its position, before ``progress``: how ``-n`` workers send them."""
+    halted: Callable[[], bool] | None = None
+    """Asked before each scenario starts; True skips it, as ``fail_fast`` does after a failure
+    (``-n`` shares one ``-x`` between its workers this way)."""
 
 
 class Runner:
@@ -164,15 +172,20 @@ class Runner:
         semaphore: asyncio.Semaphore,
         results: dict[int, ScenarioResult],
     ) -> None:
+        options = self.options
         async with semaphore:
-            if self._stop:
+            if self._stop or (options.halted is not None and options.halted()):
                 return  # --fail-fast: scheduled before the failure, never started
+            if options.on_start is not None:
+                options.on_start(index)
             result = await self.run_scenario(scenario)
         results[index] = result
-        if self.options.fail_fast and result.status in ("failed", "error"):
+        if options.fail_fast and result.status in ("failed", "error"):
             self._stop = True
-        if self.options.progress is not None:
-            self.options.progress(result)
+        if options.on_finish is not None:
+            options.on_finish(index, result)
+        if options.progress is not None:
+            options.progress(result)
 
     async def run_scenario(self, scenario: Scenario) -> ScenarioResult:
         """All runs of one scenario, gated by its ``pass_rate``; never raises (but cancels)."""

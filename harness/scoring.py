@@ -371,8 +371,11 @@ def _reasons(
     for run in runs:
         if run.passed:
             continue
+        number = run.index + 1
         for reason in _run_reasons(run, scenario):
-            seen.setdefault(reason, []).append(run.index + 1)
+            where = seen.setdefault(reason, [])
+            if not where or where[-1] != number:  # a run says one reason twice: tag it once
+                where.append(number)
     lines = []
     for reason, where in seen.items():
         tag = ""

@@ -29,6 +29,10 @@ up in both slices under one trace id. Slices are compared with their neighbour b
 results are passed on; two that share a trace id are scored again as one slice, which is what
 one process reads, so the verdicts never depend on where the cuts fell.
 
+A worker killed by a signal (the out-of-memory killer) breaks the pool for good: each slice
+it had not sent back, and every later one, is then scored in the parent, still in order, and
+one warning says so.
+
 At most ``2 × workers`` slices are in flight, so memory stays bounded by the slice size, not by
 the file. Workers are forked (they inherit the loaded scenarios); where ``fork`` is not
 available, or with one worker or one slice, everything runs in this process.
@@ -48,6 +52,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -575,17 +580,30 @@ def evaluate_traces_in_workers(
     pool = ProcessPoolExecutor(workers, context, initializer=_install, initargs=(setup,))
 
     clean = True  # no result with a secret passed on yet: the workers' views hold
+    died: list[str] = []  # the warning, once a worker died: the pool is then unusable
 
     def scored(part: FileSlice) -> Future[_Spooled]:
         # once a result with a secret was passed on, a worker's scrubber would miss it
         task = _views_in_worker if views is not None and clean else _results_in_worker
-        return pool.submit(task, part)
+        if not died:
+            with suppress(BrokenProcessPool):
+                return pool.submit(task, part)
+        return _done(part)
+
+    def resolve(part: FileSlice, future: Future[_Spooled]) -> _Spooled:
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            # a worker was killed (the out-of-memory killer, a signal): score the slice here
+            if not died:
+                died.append(_died(part))
+            return _score_here(setup, part)
 
     def emit(spooled: _Spooled, last_of_file: bool) -> None:
         nonlocal clean
         if spooled.views and not clean:
             _discard(spooled)
-            spooled = scored(spooled.part).result()
+            spooled = resolve(spooled.part, scored(spooled.part))
         clean = clean and spooled.views
         with _collections_paused():
             merge.emit(_load(spooled), last_of_file)
@@ -594,7 +612,7 @@ def evaluate_traces_in_workers(
 
     try:
         held: _Spooled | None = None
-        for spooled in _in_order(scored, itertools.chain(first, parts), 2 * workers):
+        for spooled in _in_order(scored, resolve, itertools.chain(first, parts), 2 * workers):
             if (
                 held is not None
                 and _neighbours(held.part, spooled.part)
@@ -603,7 +621,8 @@ def evaluate_traces_in_workers(
                 # a trace cut in two: score both slices again as one, as one process reads
                 _discard(held)
                 _discard(spooled)
-                spooled = scored(_joined(held.part, spooled.part)).result()
+                joined = _joined(held.part, spooled.part)
+                spooled = resolve(joined, scored(joined))
                 held = None
             if held is not None:
                 emit(held, not _neighbours(held.part, spooled.part))
@@ -615,7 +634,7 @@ def evaluate_traces_in_workers(
     finally:
         pool.shutdown(wait=not merge.interrupted, cancel_futures=True)
         shutil.rmtree(spool, ignore_errors=True)
-    warnings = merge.unreadable + [str(error) for error in errors[first_error:]]
+    warnings = died + merge.unreadable + [str(error) for error in errors[first_error:]]
     # only full results stay kept: a view is only ever kept on its way (see _with_views)
     kept = cast(ResultSample[ScenarioResult], sample)
     assert all(type(result) is ScenarioResult for result in kept.scenarios)
@@ -667,17 +686,41 @@ def _prepared_taker(feed: ReportFeed | None, views: _Views | None) -> Callable[[
 
 
 def _in_order(
-    submit: Callable[[FileSlice], Future[_Spooled]], parts: Iterator[FileSlice], ahead: int
+    submit: Callable[[FileSlice], Future[_Spooled]],
+    resolve: Callable[[FileSlice, Future[_Spooled]], _Spooled],
+    parts: Iterator[FileSlice],
+    ahead: int,
 ) -> Iterator[_Spooled]:
     """Each slice's output in input order, with at most ``ahead`` slices submitted at a time."""
-    pending: deque[Future[_Spooled]] = deque()
+    pending: deque[tuple[FileSlice, Future[_Spooled]]] = deque()
     for part in parts:
-        pending.append(submit(part))
+        pending.append((part, submit(part)))
         if len(pending) >= ahead:
             break
     while pending:
-        spooled = pending.popleft().result()
+        spooled = resolve(*pending.popleft())
         for part in parts:
-            pending.append(submit(part))
+            pending.append((part, submit(part)))
             break
         yield spooled
+
+
+def _done(part: FileSlice) -> Future[_Spooled]:
+    """A future the broken pool's slices stand in with: :func:`resolve` scores them here."""
+    future: Future[_Spooled] = Future()
+    future.set_exception(BrokenProcessPool(f"not scored in a worker: {part}"))
+    return future
+
+
+def _score_here(setup: _Setup, part: FileSlice) -> _Spooled:
+    """A slice scored in this process, spooled as a worker would (its full results)."""
+    with _collections_paused():
+        return _spool(_score_slice(setup, part), setup.spool)
+
+
+def _died(part: FileSlice) -> str:
+    return (
+        f"a --workers process ended abruptly (killed by a signal or the out-of-memory killer) "
+        f"while {part.path} was being scored (from line {part.first_line}); the slices it had "
+        "not sent back were scored in this process instead, with the same results"
+    )

@@ -368,3 +368,36 @@ def test_reports_are_the_same_once_the_samples_keep_nothing_more(
     }
     assert many.scenarios == one.scenarios
     assert (many.counts, many.omitted) == (one.counts, one.omitted)
+
+
+@pytest.mark.parametrize("files", ["whole"], indirect=True)  # split: one slice in the end
+def test_a_killed_worker_leaves_the_results_of_one_process(
+    files: tuple[Path, Path],
+) -> None:
+    # What the out-of-memory killer does: SIGKILL to a worker while slices are in flight.
+    import multiprocessing
+    import signal
+
+    traces, suite = files
+    scenarios = list(iter_scenarios(load_paths([suite])))
+    pooled: list[ScenarioResult] = []
+
+    def kill_a_worker_once(result: ScenarioResult) -> None:
+        if not pooled:
+            victim = multiprocessing.active_children()[0]
+            assert victim.pid is not None
+            os.kill(victim.pid, signal.SIGKILL)
+            victim.join()
+        pooled.append(result)
+
+    many = evaluate_traces_in_workers(
+        [traces], scenarios, workers=2, progress=kill_a_worker_once, slice_bytes=2_000
+    )
+    alone: list[ScenarioResult] = []
+    one = evaluate_traces([traces], scenarios, progress=alone.append)
+    rows = [(r.trace_id, r.status, r.name, r.source, r.reasons) for r in pooled]
+    assert rows == [(r.trace_id, r.status, r.name, r.source, r.reasons) for r in alone]
+    assert many.counts == one.counts
+    died = [w for w in many.warnings if "ended abruptly" in w]
+    assert len(died) == 1 and "scored in this process" in died[0]
+    assert len(many.warnings) == len(one.warnings) + 1

@@ -7,9 +7,6 @@ way a misbehaving one would (``os._exit``, a signal), which no exception handler
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +16,7 @@ from harness.result import ScenarioResult
 from harness.run_workers import CRASH_ERROR, run_scenarios_in_workers
 from harness.runner import RunOptions, run_scenarios
 from harness.scenarios import iter_scenarios, load_paths
-from tests.support.paths import ROOT
-
-HARNESS = Path(sys.executable).parent / "harness"
+from tests.harness.runner.test_run_workers import run_cli
 
 AGENT = '''
 import os
@@ -65,17 +60,6 @@ def write_suite(folder: Path, scenarios: list[str]) -> Path:
     path = folder / "crashes.yaml"
     path.write_text("\n".join([*head, "scenarios:", *scenarios]) + "\n", encoding="utf-8")
     return path
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(HARNESS), "run", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=ROOT,
-        env=dict(os.environ),
-    )
 
 
 def _load(path: Path) -> list[Any]:

@@ -1,4 +1,4 @@
-"""eval-traces over several processes gives what one process gives (harness/workers.py).
+"""eval-traces over several processes gives what one process gives (harness/workers/).
 
 The file is cut into many small slices on purpose, with traces whose spans sit on several lines
 (so cuts fall inside traces), an unreadable line, a trace whose root never comes and a span that
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-import harness.workers
+import harness.workers.task
 from harness.cli import main
 from harness.evaluate_traces import evaluate_traces
 from harness.report.base import ReportFeed, ViewList
@@ -107,7 +107,7 @@ def test_cli_workers_write_the_same_report(
     files: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     traces, suite = files
-    monkeypatch.setattr("harness.workers.SLICE_BYTES", 2_000)
+    monkeypatch.setattr("harness.workers.slices.SLICE_BYTES", 2_000)
     reports = []
     for workers in ("1", "2"):
         out = tmp_path / f"report{workers}.json"
@@ -195,7 +195,7 @@ def test_every_report_is_the_same_for_any_number_of_workers(
     _, suite = _suite(tmp_path)
     traces = tmp_path / "traces.json"
     traces.write_text("".join(_lines(split)), encoding="utf-8")
-    monkeypatch.setattr("harness.workers.SLICE_BYTES", 3_000)
+    monkeypatch.setattr("harness.workers.slices.SLICE_BYTES", 3_000)
     assert len(plan_slices([traces], 3_000)) > 10
     link = ["--trace-url", "https://traces.example/{trace_id}"]
     one = _reports(traces, suite, tmp_path, "1", *link)
@@ -227,7 +227,7 @@ def test_a_secret_seen_in_one_slice_is_scrubbed_in_the_next(
     (where,) = [p for p in parts if f'\\"api_key\\": \\"{SECRET}'.encode() in _read(p)]
     (echo,) = [p for p in parts if f'\\"echo\\": \\"{SECRET}'.encode() in _read(p)]
     assert parts.index(echo) - parts.index(where) == slices_apart
-    monkeypatch.setattr("harness.workers.SLICE_BYTES", slice_bytes)
+    monkeypatch.setattr("harness.workers.slices.SLICE_BYTES", slice_bytes)
     one = _reports(traces, suite, tmp_path, "1")
     assert SECRET.encode() in traces.read_bytes()
     for name, data in one[1].items():
@@ -331,14 +331,14 @@ def test_reports_are_the_same_once_the_samples_keep_nothing_more(
     scenarios = list(iter_scenarios(load_paths([suite])))
     marks = tmp_path / "saturated"
     marks.mkdir()
-    with_views = harness.workers._with_views
+    with_views = harness.workers.task._with_views
 
     def noted(output: Any, how: Any, kept: Any, saturated: bool) -> Any:
         if saturated:  # runs in a forked worker: leave a mark the test can see
             (marks / f"{os.getpid()}-{output.part.start}").touch()
         return with_views(output, how, kept, saturated)
 
-    monkeypatch.setattr("harness.workers._with_views", noted)
+    monkeypatch.setattr("harness.workers.task._with_views", noted)
 
     def run(folder: Path, pooled: bool) -> tuple[Any, dict[str, bytes]]:
         folder.mkdir()

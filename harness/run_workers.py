@@ -32,7 +32,7 @@ import queue
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
@@ -235,13 +235,13 @@ class _Run:
                         raise error
                 summaries = [future.result() for future in futures]
                 expected = before + sum(s.finished for s in summaries)
-                self._drain(inbox, started, lambda: len(self.results) >= expected)
+                self._drain_until(inbox, started, expected)
                 for summary in summaries:
                     self.interrupted = self.interrupted or summary.interrupted
                     self.warnings.extend(summary.warnings)
                 return None
             # every worker is gone: what they sent before is in the pipe, or never will be
-            self._drain(inbox, started, None)
+            self._drain_quiet(inbox, started)
         finally:
             inbox.close()
         running = sorted(p for p in started if p not in self.results)
@@ -268,17 +268,24 @@ class _Run:
         if options.progress is not None:
             options.progress(result)
 
-    def _drain(self, inbox: _Inbox, started: set[int], complete: Callable[[], bool] | None) -> None:
-        """Messages still on the way: until ``complete()``, or a quiet spell when it is None
-        (a broken pool's); never longer than ``_DRAIN_SECONDS``."""
+    def _drain_until(self, inbox: _Inbox, started: set[int], expected: int) -> None:
+        """Messages still on the way after a finished round, until ``expected`` results are in
+        (a shard's future can complete before its queue is flushed); at most
+        ``_DRAIN_SECONDS``."""
         deadline = time.monotonic() + _DRAIN_SECONDS
-        while complete is None or not complete():
+        while len(self.results) < expected:
             left = deadline - time.monotonic()
             if left <= 0:
-                return
-            wait = min(left, _QUIET_SECONDS) if complete is None else min(left, _POLL_SECONDS)
-            message = inbox.get(wait)
-            if message is None and complete is None:
+                return  # a worker died with results unsent
+            self._take(inbox.get(min(left, _POLL_SECONDS)), started)
+
+    def _drain_quiet(self, inbox: _Inbox, started: set[int]) -> None:
+        """A broken pool's last messages: every worker is gone, so a quiet spell means none is
+        left; at most ``_DRAIN_SECONDS``."""
+        deadline = time.monotonic() + _DRAIN_SECONDS
+        while (left := deadline - time.monotonic()) > 0:
+            message = inbox.get(min(left, _QUIET_SECONDS))
+            if message is None:
                 return
             self._take(message, started)
 

@@ -198,9 +198,11 @@ def evaluate_traces_in_workers(
         # once a result with a secret was passed on, a worker's scrubber would miss it
         task = _views_in_worker if views is not None and clean else _results_in_worker
         if not died:
-            with suppress(BrokenProcessPool):
+            try:
                 return pool.submit(task, part)
-        return _done(part)
+            except BrokenProcessPool:
+                died.append(_died(part))
+        return _finished(_score_here(setup, part))
 
     def resolve(part: FileSlice, future: Future[_Spooled]) -> _Spooled:
         try:
@@ -317,10 +319,10 @@ def _in_order(
         yield spooled
 
 
-def _done(part: FileSlice) -> Future[_Spooled]:
-    """A future the broken pool's slices stand in with: :func:`resolve` scores them here."""
+def _finished(spooled: _Spooled) -> Future[_Spooled]:
+    """A slice scored here once the pool broke, as the future a worker would have given."""
     future: Future[_Spooled] = Future()
-    future.set_exception(BrokenProcessPool(f"not scored in a worker: {part}"))
+    future.set_result(spooled)
     return future
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import copy
 import gc
 import os
@@ -231,6 +232,42 @@ def floor_job(samples: Sequence[Any]) -> Job:
     return Job(run, len(samples))
 
 
+PROOFS_GIVEN = "ToolCallAccuracy, argument bytes looked up, not computed"
+
+
+def proofs_given_job(samples: Sequence[Any]) -> Job:
+    """ToolCallAccuracy with every actual call's argument bytes taken from a table built
+    beforehand: what the metric would cost if its identity proofs (``marshal.dumps`` of each
+    call's arguments, harness/metrics/_common.py) cost one lookup. A counterfactual, printed as
+    information: how far pure-Python work other than the proofs leaves us from the target."""
+    import harness.metrics._common as common
+    from harness.metrics import ToolCallAccuracy
+
+    dumps = common._dumps
+    table: dict[int, bytes] = {}
+    for sample in samples:
+        for call in sample.tool_calls:
+            # no bytes: the metric's own fallback applies, as in the real run
+            with contextlib.suppress(ValueError):
+                table[id(call.args)] = dumps(call.args, 2)
+    find = table.get
+
+    def given(args: Any, version: int) -> bytes:
+        found = find(id(args))
+        return dumps(args, version) if found is None else found
+
+    inner = sync_job(ToolCallAccuracy(), samples)
+
+    def run() -> list[float]:
+        common._dumps = given
+        try:
+            return inner.run()
+        finally:
+            common._dumps = dumps
+
+    return Job(run, len(samples))
+
+
 def run_rounds(jobs: dict[tuple[str, str], Job], repeat: int) -> dict[tuple[str, str], Timing]:
     """Best of ``repeat`` rounds, each round timing every job once.
 
@@ -398,6 +435,8 @@ RATIOS = (
     (COMPAT_STRICT, "accuracy_strict", False),
     (COMPAT_FLEXIBLE, "accuracy_flexible", False),
     (COMPAT_F1, "f1", False),
+    # information: the same metric if its identity proofs cost a lookup (proofs_given_job)
+    (PROOFS_GIVEN, "accuracy_strict", False),
 )
 
 # Our compat="ragas" metric that must reproduce each Ragas metric exactly.
@@ -467,6 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     samples = build_our_samples(raw)
     jobs = {("ours", label): sync_job(metric, samples) for label, metric in our_metrics().items()}
+    jobs["ours", PROOFS_GIVEN] = proofs_given_job(samples)
     jobs[FLOOR_KEY] = floor_job(samples)
     version = None if args.no_ragas else ragas_version()
     if version is not None:
@@ -479,6 +519,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for label, timing in ours.items():
         print(_row(label, timing) + f"  {timing.seconds / floor.seconds:>6.1f}x the floor")
     print(_row("floor: a bare loop reading each sample's two call lists", floor))
+    same = ours[PROOFS_GIVEN].values == ours[ACCURACY].values
+    print(f"  ({PROOFS_GIVEN}: {'the same' if same else 'OTHER'} values as {ACCURACY})")
     failures = 0
     if version is None:
         print("\nRagas: not installed here (use `make bench`, which runs in .venv-bench)")

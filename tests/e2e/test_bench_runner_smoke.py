@@ -20,11 +20,18 @@ def test_arithmetic_model_asks_for_add_then_answers_with_the_result() -> None:
 
 
 def test_bench_runner_quick_run_prints_every_variant(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--scenarios", "60", "--latency", "0.01", "--repeat", "1"]) == 0
+    argv = ["--scenarios", "60", "--latency", "0.01", "--repeat", "1", "--wall-repeat", "1"]
+    assert main(argv) == 0
     out = capsys.readouterr().out
     for variant in ("[langgraph]", "[langgraph-reuse]", "[loop]"):
         assert f"{variant} 60 scenarios" in out
     assert out.count("concurrency 50: 60 passed") == 3  # the 1-process runs
-    assert out.count("(same total concurrency): 60 passed") == 3  # the -n 2 runs
+    assert out.count("(same total concurrency, best of 1): 60 passed") == 3  # the -n 2 runs
     assert "the runner's own" in out
     assert "langgraph-reuse" in out.split("summary")[1]
+
+
+def test_bench_runner_refuses_no_repeats(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--wall-repeat", "0"])
+    assert "--wall-repeat need 1 or more" in capsys.readouterr().err

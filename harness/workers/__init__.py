@@ -17,7 +17,8 @@ JUnit files' bytes), and sends back whole only the views a sampling reporter may
 full results only of the few the summary may keep (:class:`~harness.result.ResultSample`: a
 result the whole stream keeps is one its slice alone keeps, too); the others travel as a
 status (:func:`~harness.report.base.prepare`). Once the parent's samples keep nothing more, a
-flag in shared memory says so and the workers send neither. The parent appends the chunks,
+flag in shared memory says so and the workers send neither; a slice that was in flight by then
+is read without them (:func:`~harness.workers.task._spool`). The parent appends the chunks,
 hands the views to the reporters and counts.
 
 A stream's scrubber remembers the secrets of earlier results (docs/architecture.md,

@@ -39,6 +39,7 @@ from harness.workers.task import (
     _Entry,
     _install,
     _load,
+    _load_counts,
     _results_in_worker,
     _score_here,
     _Setup,
@@ -192,6 +193,7 @@ def evaluate_traces_in_workers(
     pool = ProcessPoolExecutor(workers, context, initializer=_install, initargs=(setup,))
 
     clean = True  # no result with a secret passed on yet: the workers' views hold
+    counts_suffice = views is not None and _counts_suffice(views.reporters)
     died: list[str] = []  # the warning, once a worker died: the pool is then unusable
 
     def scored(part: FileSlice) -> Future[_Spooled]:
@@ -219,8 +221,10 @@ def evaluate_traces_in_workers(
             _discard(spooled)
             spooled = resolve(spooled.part, scored(spooled.part))
         clean = clean and spooled.views
+        # the samples were full before this slice came (it was in flight when they filled up)
+        load = _load_counts if spooled.views and counts_suffice and saturated.value else _load
         with _collections_paused():
-            merge.emit(_load(spooled), last_of_file)
+            merge.emit(load(spooled), last_of_file)
         if views is not None and not saturated.value and _saturated(sample, views.reporters):
             saturated.value = 1
 
@@ -264,6 +268,12 @@ def _saturated(sample: ResultSample[_Entry], reporters: Sequence[Reporter]) -> b
     return sample.saturated and all(
         r.saturated for r in reporters if isinstance(r, Samples) and not isinstance(r, Renders)
     )
+
+
+def _counts_suffice(reporters: Sequence[Reporter]) -> bool:
+    """Once every sample is full, do these reporters need nothing but the chunks and counts?
+    (Not if one neither renders nor samples: that one takes every view.)"""
+    return all(isinstance(r, (Renders, Samples)) for r in reporters)
 
 
 def _ignore(entry: object) -> None:

@@ -11,6 +11,7 @@ import io
 import itertools
 import json
 import os
+import pickle
 import re
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+import harness.workers.pool
 import harness.workers.task
 from harness.cli import main
 from harness.evaluate_traces import evaluate_traces
@@ -339,6 +341,16 @@ def test_reports_are_the_same_once_the_samples_keep_nothing_more(
         return with_views(output, how, kept, saturated)
 
     monkeypatch.setattr("harness.workers.task._with_views", noted)
+    load_counts = harness.workers.pool._load_counts
+    skipped: list[int] = []  # per slice the parent loaded without its whole part, its views
+
+    def counted(spooled: Any) -> Any:
+        with open(spooled.path, "rb") as fp:
+            pickle.load(fp)
+            skipped.append(len(pickle.load(fp).views))
+        return load_counts(spooled)
+
+    monkeypatch.setattr("harness.workers.pool._load_counts", counted)
 
     def run(folder: Path, pooled: bool) -> tuple[Any, dict[str, bytes]]:
         folder.mkdir()
@@ -363,6 +375,8 @@ def test_reports_are_the_same_once_the_samples_keep_nothing_more(
     one, alone = run(tmp_path / "one", False)
     many, pooled = run(tmp_path / "many", True)
     assert any(marks.iterdir()), "no slice was scored after the samples were full"
+    # slices in flight when the samples filled up came with views, which the parent skipped
+    assert sum(skipped) > 0, skipped
     assert {name: _unclocked(data) for name, data in pooled.items()} == {
         name: _unclocked(data) for name, data in alone.items()
     }

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from harness.cli.common import load_suites, make_redactor, trace_url_ok
+from harness.cli.common import load_suites, long_lived_frozen, make_redactor, trace_url_ok
 from harness.cli.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from harness.cli.reporters import build_reporters, print_written, report_failed, report_options
 from harness.redaction import Redactor
@@ -86,16 +86,17 @@ def _score(
         trace_url=args.trace_url,
     )
     try:
-        result = evaluate_traces_in_workers(
-            args.files,
-            scenarios,
-            workers=args.workers or default_workers(),
-            only=only,
-            selected=selected,
-            errors=unreadable,
-            feed=feed,
-            keep=KEPT_RESULTS,
-        )
+        with long_lived_frozen():
+            result = evaluate_traces_in_workers(
+                args.files,
+                scenarios,
+                workers=args.workers or default_workers(),
+                only=only,
+                selected=selected,
+                errors=unreadable,
+                feed=feed,
+                keep=KEPT_RESULTS,
+            )
     except BaseException:
         feed.abort()
         raise

@@ -3,8 +3,10 @@
 Three modules: :mod:`~harness.workers.slices` cuts the input, :mod:`~harness.workers.task` is
 what a worker does with one slice, :mod:`~harness.workers.pool` runs the pool and merges.
 
-The input is cut into :class:`~tracing.otlp_json.FileSlice` s: each file, and each run of about
-:data:`SLICE_BYTES` whole lines within a large one. Worker processes of a standard
+The input is cut into :class:`~tracing.otlp_json.FileSlice` s: each file, and runs of whole
+lines within a large one, each a ``2 × workers``-th of the input left, between 1 MB and
+:data:`SLICE_BYTES` (:func:`~harness.workers.slices.shrinking_sizes`): the last slices are short,
+so no worker waits long for another at the end. Worker processes of a standard
 :class:`concurrent.futures.ProcessPoolExecutor` score one slice each with the one scoring path,
 :func:`~harness.evaluate_traces.evaluate_traces`; the parent takes the slices in input order, so
 the report feed sees exactly the sequence one process would produce and writes the same reports.

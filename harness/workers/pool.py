@@ -32,7 +32,13 @@ from harness.report.base import (
 from harness.report.view import ScenarioView
 from harness.result import ResultSample, ScenarioResult, SuiteResult
 from harness.scenarios import Scenario
-from harness.workers.slices import _iter_slices, _joined, _neighbours, _slice_size
+from harness.workers.slices import (
+    _iter_slices,
+    _joined,
+    _neighbours,
+    fixed_sizes,
+    shrinking_sizes,
+)
 from harness.workers.task import (
     _collections_paused,
     _discard,
@@ -160,12 +166,12 @@ def evaluate_traces_in_workers(
     go to ``errors`` and the warnings. ``feed`` (a stream feed, :meth:`ReportFeed.for_stream`)
     gets every result in input order, as ``progress=feed.add`` would, but without a
     ``progress`` the workers build its views. One worker, one slice, no ``fork`` or no
-    temporary folder runs in-process. ``slice_bytes``: input per task (default: at most
-    :data:`SLICE_BYTES`, four slices or more per worker).
+    temporary folder runs in-process. ``slice_bytes``: input per task (default:
+    :func:`~harness.workers.slices.shrinking_sizes`, at most :data:`SLICE_BYTES`).
     """
     take = _taker(progress, feed)
-    size = _slice_size(paths, workers) if slice_bytes is None else slice_bytes
-    parts = _iter_slices(paths, size)
+    sizes = shrinking_sizes(workers) if slice_bytes is None else fixed_sizes(slice_bytes)
+    parts = _iter_slices(paths, sizes)
     first = list(itertools.islice(parts, 2))
     spool = None
     if workers > 1 and len(first) > 1 and "fork" in multiprocessing.get_all_start_methods():

@@ -1,15 +1,15 @@
 """Cutting ``eval-traces --workers`` input into slices of whole, numbered lines.
 
-Each file is one :class:`~tracing.otlp_json.FileSlice`, or, when large, runs of about
-:data:`SLICE_BYTES` whole lines; the parent counts the newlines on the way, so every slice
-knows the file line it starts at (docs/architecture.md, "Processes").
+Each file is one :class:`~tracing.otlp_json.FileSlice`, or, when large, runs of whole lines
+whose size a :data:`SliceSizes` gives (at most :data:`SLICE_BYTES`, shrinking towards the end
+of the input); the parent counts the newlines on the way, so every slice knows the file line it
+starts at (docs/architecture.md, "Processes").
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,8 @@ SLICE_BYTES = 8 * 1024 * 1024
 """Input per task: big enough that a task's overhead is small, small enough to stay in memory."""
 
 _MIN_SLICE_BYTES = 1024 * 1024
-"""The smallest slice :func:`_slice_size` cuts (below, a task's overhead would start to show)."""
+"""The smallest slice :func:`shrinking_sizes` cuts (below, a task's overhead would start to
+show)."""
 
 _BLOCK = 1024 * 1024
 
@@ -29,38 +30,60 @@ def plan_slices(paths: Sequence[str | Path], slice_bytes: int) -> list[FileSlice
 
     A file that cannot be read stays one slice: the scoring reports it as one process would.
     """
-    return list(_iter_slices(paths, slice_bytes))
+    return list(_iter_slices(paths, fixed_sizes(slice_bytes)))
 
 
-def _slice_size(paths: Iterable[str | Path], workers: int) -> int:
-    """:data:`SLICE_BYTES`, or less so each worker gets four slices or more: the last slices
-    then take little time, so no worker waits long for the others at the end."""
-    total = 0
-    for path in paths:
-        with suppress(OSError):
-            total += os.path.getsize(path)
-    return min(SLICE_BYTES, max(_MIN_SLICE_BYTES, total // (4 * max(workers, 1))))
+SliceSizes = Callable[[int], int]
+"""``sizes(left) -> bytes``: how much the next slice takes, given the input left from there on."""
 
 
-def _iter_slices(paths: Iterable[str | Path], slice_bytes: int) -> Iterator[FileSlice]:
-    """:func:`plan_slices`, one slice at a time (the first is scored while the rest are cut)."""
-    for path in paths:
-        try:
-            size = os.path.getsize(path)
-        except OSError:
-            size = 0
-        if size <= slice_bytes:
+def fixed_sizes(slice_bytes: int) -> SliceSizes:
+    """Every slice about ``slice_bytes``."""
+    return lambda _left: slice_bytes
+
+
+def shrinking_sizes(workers: int) -> SliceSizes:
+    """Slices of :data:`SLICE_BYTES` that shrink towards the end of the input.
+
+    Each slice takes ``1 / (2 × workers)`` of what is left, between :data:`_MIN_SLICE_BYTES`
+    and :data:`SLICE_BYTES`. The last slices then take little time, so no worker waits long for
+    another's at the end, while the first ones are big enough for a task's overhead to vanish.
+    """
+    share = 2 * max(workers, 1)
+    return lambda left: min(SLICE_BYTES, max(_MIN_SLICE_BYTES, left // share))
+
+
+def _iter_slices(paths: Iterable[str | Path], sizes: SliceSizes) -> Iterator[FileSlice]:
+    """:func:`plan_slices` by ``sizes``, one slice at a time (the first is scored while the
+    rest are cut)."""
+    paths = list(paths)
+    lengths = [_length(path) for path in paths]
+    left = sum(lengths)
+    for path, size in zip(paths, lengths, strict=True):
+        if size <= sizes(left):
             yield FileSlice(path)
-            continue
-        yield from _cut(path, size, slice_bytes)
+        else:
+            yield from _cut(path, size, sizes, left)
+        left -= size
 
 
-def _cut(path: str | Path, size: int, slice_bytes: int) -> Iterator[FileSlice]:
-    """Slices of one file, each ending at a newline; line numbers counted on the way."""
+def _length(path: str | Path) -> int:
+    """The file's size; 0 when it cannot be read (its slice then reports why)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _cut(path: str | Path, size: int, sizes: SliceSizes, left: int) -> Iterator[FileSlice]:
+    """Slices of one file, each ending at a newline; line numbers counted on the way.
+
+    ``left``: the input left from this file's start on, this file included.
+    """
     start, first_line = 0, 1
     with open(path, "rb") as fp:
         while True:
-            fp.seek(start + slice_bytes)
+            fp.seek(start + sizes(left - start))
             fp.readline()  # to the end of the line the target falls in
             end = fp.tell()
             if end >= size:

@@ -7,6 +7,7 @@ arrives after its trace was complete.
 
 from __future__ import annotations
 
+import gc
 import io
 import itertools
 import json
@@ -20,9 +21,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+import harness.workers
 import harness.workers.pool
 import harness.workers.task
 from harness.cli import main
+from harness.cli.common import long_lived_frozen
 from harness.evaluate_traces import evaluate_traces
 from harness.report.base import ReportFeed, ViewList
 from harness.report.console import ConsoleReporter
@@ -32,6 +35,7 @@ from harness.report.junit import JunitReporter
 from harness.result import ScenarioResult, SuiteResult
 from harness.scenarios import iter_scenarios, load_paths
 from harness.workers import evaluate_traces_in_workers, plan_slices
+from harness.workers.slices import _iter_slices, shrinking_sizes
 from tests.support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -103,6 +107,67 @@ def test_slices_cover_every_line_once(files: tuple[Path, Path]) -> None:
         assert after.first_line == before.first_line + before.line_count
         assert after.start == sum(len(line) for line in lines[: after.first_line - 1])
     assert parts[-1].line_count is None
+
+
+def test_slices_shrink_towards_the_end_and_cover_every_line_once(
+    files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    traces, _ = files
+    monkeypatch.setattr("harness.workers.slices.SLICE_BYTES", 12_000)
+    monkeypatch.setattr("harness.workers.slices._MIN_SLICE_BYTES", 1_500)
+    data = traces.read_bytes()
+    parts = list(_iter_slices([traces], shrinking_sizes(2)))
+    ends = [after.start for after in parts[1:]] + [len(data)]
+    sizes = [end - part.start for part, end in zip(parts, ends, strict=True)]
+    longest = max(len(line) for line in data.splitlines(keepends=True))
+    # each slice a quarter of what is left (two workers), cut at the next newline
+    for part, size in zip(parts[:-1], sizes[:-1], strict=True):
+        target = min(12_000, max(1_500, (len(data) - part.start) // 4))
+        assert target <= size <= target + longest
+    assert sizes[0] >= 12_000 > sizes[-2]
+    assert parts[0].start == 0 and parts[-1].line_count is None
+    lines = 1
+    for part in parts:
+        assert part.first_line == lines  # every line once, numbered as one reader numbers it
+        assert data[part.start - 1 : part.start] in (b"", b"\n")
+        lines += part.line_count or 0
+
+
+def test_shrinking_slices_give_the_one_process_results(
+    files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    traces, suite = files
+    monkeypatch.setattr("harness.workers.slices.SLICE_BYTES", 12_000)
+    monkeypatch.setattr("harness.workers.slices._MIN_SLICE_BYTES", 1_500)
+    scenarios = list(iter_scenarios(load_paths([suite])))
+    pooled: list[ScenarioResult] = []
+    many = evaluate_traces_in_workers([traces], scenarios, workers=2, progress=pooled.append)
+    alone: list[ScenarioResult] = []
+    one = evaluate_traces([traces], scenarios, progress=alone.append)
+    assert _rows(many, pooled) == _rows(one, alone)
+
+
+def test_the_command_scores_with_its_loaded_objects_frozen_and_then_thaws_them(
+    files: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    traces, suite = files
+    scoring = harness.workers.evaluate_traces_in_workers
+    frozen: list[int] = []
+
+    def spy(*args: Any, **kwargs: Any) -> SuiteResult:
+        frozen.append(gc.get_freeze_count())
+        return scoring(*args, **kwargs)
+
+    monkeypatch.setattr("harness.workers.evaluate_traces_in_workers", spy)
+    before = gc.get_freeze_count()
+    out = tmp_path / "report.json"
+    command = ["eval-traces", str(traces), "--scenarios", str(suite), "--json", str(out)]
+    assert main([*command, "--workers", "2"]) == 1  # failing traces and an unreadable line
+    assert frozen and frozen[0] > before  # the scenarios and libraries, at least
+    assert gc.get_freeze_count() == before
+    with pytest.raises(KeyboardInterrupt), long_lived_frozen():
+        raise KeyboardInterrupt
+    assert gc.get_freeze_count() == before
 
 
 def test_cli_workers_write_the_same_report(

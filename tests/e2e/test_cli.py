@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.cli.common import long_lived_frozen
 from tests.support.paths import FIXTURES
 from tests.support.suites import fixture_suite
 
@@ -58,6 +60,40 @@ def test_run_with_a_failure_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", str(BASIC)]) == 1
     out = capsys.readouterr().out
     assert "FAILED basic::wrong args" in out and "1 passed, 1 failed" in out
+
+
+def test_run_scores_with_the_loaded_objects_frozen_then_thaws_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import harness.runner
+
+    running = harness.runner.run_scenarios
+    frozen: list[int] = []
+
+    def spy(*args: object, **kwargs: object) -> object:
+        frozen.append(gc.get_freeze_count())
+        return running(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(harness.runner, "run_scenarios", spy)
+    before = gc.get_freeze_count()
+    assert main(["run", str(BASIC)]) == 1
+    assert frozen and frozen[0] > before  # the libraries and the scenarios, at least
+    assert gc.get_freeze_count() == before
+
+
+def test_a_freeze_the_process_made_itself_is_left_alone() -> None:
+    gc.freeze()
+    try:
+        mine = gc.get_freeze_count()
+        with long_lived_frozen():
+            assert gc.get_freeze_count() == mine
+        assert gc.get_freeze_count() == mine  # not thawed: it was not ours
+    finally:
+        gc.unfreeze()
+    with pytest.raises(SystemExit), long_lived_frozen():
+        assert gc.get_freeze_count() > 0
+        raise SystemExit(3)
+    assert gc.get_freeze_count() == 0
 
 
 def test_keyword_selects_and_no_match_is_a_usage_error(

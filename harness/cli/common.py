@@ -73,7 +73,7 @@ def long_lived_frozen() -> Iterator[None]:
     """Inside, the cyclic collector skips every object that exists on entry (``gc.freeze``).
 
     A command's libraries, scenarios and reporters live until it ends, and each full collection
-    would walk them all to find nothing: with LangGraph loaded, about a ninth of the CPU of a
+    would walk them all to find nothing: with LangGraph loaded, about an eighth of the CPU of a
     thousand quick scenarios, and under ``eval-traces --workers`` some 70 ms before the first
     fork (forked workers inherit the frozen set). They are handed back to the collector on the
     way out, for callers that run several commands in one process. A process that froze

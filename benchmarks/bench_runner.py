@@ -21,9 +21,9 @@ everyone else's load, their CPU time much less. Latency overlaps and CPU does no
 scenario / cores is a floor no runner can beat (docs/architecture.md,
 "Threading and concurrency contracts").
 
-Each timed run starts as ``harness run`` starts its run: the objects loaded so far are frozen
-out of the cyclic collector (``harness.cli.common.long_lived_frozen``), the agents-alone runs
-too, so the two stay like for like.
+Each timed run starts as ``harness run`` starts its run, with the cyclic collector set for a
+command (``harness.cli.common.collector_for_a_command``: what was loaded frozen, young
+collections rarer); the agents-alone runs too, so the two stay like for like.
 
 The machine line prints a calibration: the CPU time of a fixed pure-Python loop. The speed of a
 shared virtual CPU drifts (by 40% within minutes here), so compare figures of different runs only
@@ -53,7 +53,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from harness.cli.common import long_lived_frozen
+from harness.cli.common import collector_for_a_command
 from harness.expectation import Expectation
 from harness.isolation import DaemonExecutor
 from harness.metrics import get_metric
@@ -243,7 +243,7 @@ def measure(count: int, latency: float, concurrency: int, variant: str, workers:
     scenarios = make_scenarios(count, latency, variant)
     options = RunOptions(concurrency=concurrency)
     gc.collect()
-    with long_lived_frozen():  # as `harness run` runs its scenarios
+    with collector_for_a_command():  # as `harness run` runs its scenarios
         cpu, start = _cpu(), time.perf_counter()
         if workers > 1:
             result = run_scenarios_in_workers(scenarios, options, workers=workers)
@@ -275,7 +275,7 @@ def bare(count: int, variant: str, concurrency: int) -> Timing:
         await asyncio.gather(*(one(scenario, slots) for scenario in scenarios))
 
     gc.collect()
-    with long_lived_frozen():  # like for like with measure()
+    with collector_for_a_command():  # like for like with measure()
         cpu, start = _cpu(), time.perf_counter()
         asyncio.run(go())
     return Timing(time.perf_counter() - start, _cpu() - cpu)

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from harness.cli.common import load_suites, long_lived_frozen, make_redactor, trace_url_ok
+from harness.cli.common import collector_for_a_command, load_suites, make_redactor, trace_url_ok
 from harness.cli.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from harness.cli.reporters import build_reporters, print_written, report_failed, report_options
 from harness.redaction import Redactor
@@ -86,7 +86,7 @@ def _score(
         trace_url=args.trace_url,
     )
     try:
-        with long_lived_frozen():
+        with collector_for_a_command():
             result = evaluate_traces_in_workers(
                 args.files,
                 scenarios,

@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
-from harness.cli.common import load_suites, long_lived_frozen, make_redactor, trace_url_ok
+from harness.cli.common import collector_for_a_command, load_suites, make_redactor, trace_url_ok
 from harness.cli.exit_codes import (
     EXIT_CONFIG,
     EXIT_FAILED,
@@ -95,7 +95,7 @@ def _execute(
         on_signal=stopped_by.append,
     )
     try:
-        with reporter, long_lived_frozen():
+        with reporter, collector_for_a_command():
             if args.workers > 1:
                 from harness.run_workers import run_scenarios_in_workers
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.cli.common import long_lived_frozen
+from harness.cli.common import YOUNG_THRESHOLD, collector_for_a_command
 from tests.support.paths import FIXTURES
 from tests.support.suites import fixture_suite
 
@@ -62,38 +62,45 @@ def test_run_with_a_failure_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     assert "FAILED basic::wrong args" in out and "1 passed, 1 failed" in out
 
 
-def test_run_scores_with_the_loaded_objects_frozen_then_thaws_them(
+def test_run_sets_the_collector_for_the_command_and_restores_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import harness.runner
 
     running = harness.runner.run_scenarios
-    frozen: list[int] = []
+    seen: list[tuple[int, tuple[int, int, int]]] = []
 
     def spy(*args: object, **kwargs: object) -> object:
-        frozen.append(gc.get_freeze_count())
+        seen.append((gc.get_freeze_count(), gc.get_threshold()))
         return running(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(harness.runner, "run_scenarios", spy)
-    before = gc.get_freeze_count()
+    before, thresholds = gc.get_freeze_count(), gc.get_threshold()
     assert main(["run", str(BASIC)]) == 1
-    assert frozen and frozen[0] > before  # the libraries and the scenarios, at least
-    assert gc.get_freeze_count() == before
+    ((frozen, during),) = seen
+    assert frozen > before  # the libraries and the scenarios, at least
+    assert during[0] == max(thresholds[0], YOUNG_THRESHOLD) and during[1:] == thresholds[1:]
+    assert (gc.get_freeze_count(), gc.get_threshold()) == (before, thresholds)
 
 
-def test_a_freeze_the_process_made_itself_is_left_alone() -> None:
+def test_a_freeze_or_thresholds_the_process_set_itself_are_kept() -> None:
+    thresholds = gc.get_threshold()
     gc.freeze()
+    gc.set_threshold(50_000, 20, 30)
     try:
         mine = gc.get_freeze_count()
-        with long_lived_frozen():
+        with collector_for_a_command():
             assert gc.get_freeze_count() == mine
+            assert gc.get_threshold() == (50_000, 20, 30)  # already rarer than ours
         assert gc.get_freeze_count() == mine  # not thawed: it was not ours
+        assert gc.get_threshold() == (50_000, 20, 30)
     finally:
         gc.unfreeze()
-    with pytest.raises(SystemExit), long_lived_frozen():
+        gc.set_threshold(*thresholds)
+    with pytest.raises(SystemExit), collector_for_a_command():
         assert gc.get_freeze_count() > 0
         raise SystemExit(3)
-    assert gc.get_freeze_count() == 0
+    assert (gc.get_freeze_count(), gc.get_threshold()) == (0, thresholds)
 
 
 def test_keyword_selects_and_no_match_is_a_usage_error(

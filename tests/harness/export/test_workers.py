@@ -25,7 +25,7 @@ import harness.workers
 import harness.workers.pool
 import harness.workers.task
 from harness.cli import main
-from harness.cli.common import long_lived_frozen
+from harness.cli.common import collector_for_a_command
 from harness.evaluate_traces import evaluate_traces
 from harness.report.base import ReportFeed, ViewList
 from harness.report.console import ConsoleReporter
@@ -165,7 +165,7 @@ def test_the_command_scores_with_its_loaded_objects_frozen_and_then_thaws_them(
     assert main([*command, "--workers", "2"]) == 1  # failing traces and an unreadable line
     assert frozen and frozen[0] > before  # the scenarios and libraries, at least
     assert gc.get_freeze_count() == before
-    with pytest.raises(KeyboardInterrupt), long_lived_frozen():
+    with pytest.raises(KeyboardInterrupt), collector_for_a_command():
         raise KeyboardInterrupt
     assert gc.get_freeze_count() == before
 

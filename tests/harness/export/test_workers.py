@@ -109,12 +109,18 @@ def test_slices_cover_every_line_once(files: tuple[Path, Path]) -> None:
     assert parts[-1].line_count is None
 
 
-def test_slices_shrink_towards_the_end_and_cover_every_line_once(
-    files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    traces, _ = files
+@pytest.fixture
+def small_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slices of at most 12,000 bytes and at least 1,500: the test files shrink them early."""
     monkeypatch.setattr("harness.workers.slices.SLICE_BYTES", 12_000)
     monkeypatch.setattr("harness.workers.slices._MIN_SLICE_BYTES", 1_500)
+
+
+@pytest.mark.usefixtures("small_slices")
+def test_slices_shrink_towards_the_end_and_cover_every_line_once(
+    files: tuple[Path, Path],
+) -> None:
+    traces, _ = files
     data = traces.read_bytes()
     parts = list(_iter_slices([traces], shrinking_sizes(2)))
     ends = [after.start for after in parts[1:]] + [len(data)]
@@ -133,12 +139,9 @@ def test_slices_shrink_towards_the_end_and_cover_every_line_once(
         lines += part.line_count or 0
 
 
-def test_shrinking_slices_give_the_one_process_results(
-    files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("small_slices")
+def test_shrinking_slices_give_the_one_process_results(files: tuple[Path, Path]) -> None:
     traces, suite = files
-    monkeypatch.setattr("harness.workers.slices.SLICE_BYTES", 12_000)
-    monkeypatch.setattr("harness.workers.slices._MIN_SLICE_BYTES", 1_500)
     scenarios = list(iter_scenarios(load_paths([suite])))
     pooled: list[ScenarioResult] = []
     many = evaluate_traces_in_workers([traces], scenarios, workers=2, progress=pooled.append)

@@ -87,10 +87,13 @@ def collector_for_a_command() -> Iterator[None]:
 
     On the way out the thresholds are restored and the frozen objects handed back, for callers
     that run several commands in one process. A process that froze objects of its own (a
-    pre-forking server does) keeps its freeze: unfreezing is all or none.
+    pre-forking server does) keeps its freeze: unfreezing is all or none; one that set a rarer
+    young threshold, or none, keeps it.
     """
     thresholds = gc.get_threshold()
-    gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
+    # a young threshold of 0 turns collection off: that choice stays the process's
+    young = max(thresholds[0], YOUNG_THRESHOLD) if thresholds[0] else 0
+    gc.set_threshold(young, *thresholds[1:])
     ours = not gc.get_freeze_count()
     if ours:
         gc.freeze()

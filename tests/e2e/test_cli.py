@@ -97,6 +97,12 @@ def test_a_freeze_or_thresholds_the_process_set_itself_are_kept() -> None:
     finally:
         gc.unfreeze()
         gc.set_threshold(*thresholds)
+    gc.set_threshold(0)  # collection off: left off
+    try:
+        with collector_for_a_command():
+            assert gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*thresholds)
     with pytest.raises(SystemExit), collector_for_a_command():
         assert gc.get_freeze_count() > 0
         raise SystemExit(3)

@@ -110,7 +110,7 @@ def _error_text(error: BaseException) -> str:
 
 def _tool_args(inputs: Any, input_str: str, name: str) -> Mapping[str, Any]:
     """Structured ``inputs`` when given; a JSON-object string parsed; any other text as input."""
-    if isinstance(inputs, Mapping):
+    if type(inputs) is dict or isinstance(inputs, Mapping):
         return dict(inputs)
     try:
         return parse_arguments(input_str, where=f"tool {name!r}")
@@ -478,8 +478,11 @@ class ToolCallRecorder(BaseCallbackHandler):
         with self._lock:
             scope = self._scope_for(run_id, parent_run_id, metadata)
             run = _Run(scope, node, graph_namespace(metadata))
-            candidates = self._candidates(scope)
-            found = find_request(candidates, name, args, call_id)
+            # A new scope with no thread (a tool invoked directly) holds no request to join and
+            # no failed call to retry: both searches would find nothing.
+            joinable = bool(scope.pending or scope.entries) or scope.thread is not None
+            candidates = self._candidates(scope) if joinable else [scope]
+            found = find_request(candidates, name, args, call_id) if joinable else None
             if found is not None:
                 owner, entry = found
                 owner.take(entry)
@@ -488,7 +491,7 @@ class ToolCallRecorder(BaseCallbackHandler):
                 if isinstance(given, Mapping):
                     entry.args = dict(given)
             else:
-                retried = find_retry(candidates, name, args, call_id)
+                retried = find_retry(candidates, name, args, call_id) if joinable else None
                 owner = scope
                 if retried is not None:
                     entry = retried
@@ -537,7 +540,10 @@ class ToolCallRecorder(BaseCallbackHandler):
             run, entry = closed
             if entry.id is None and answered:
                 entry = self._adopt_request(run, entry, answered)
-            result, error = tool_outcome(output, entry.id)
+            if not isinstance(output, ToolMessage) and type(output).__name__ != "Command":
+                result, error = output, None  # what tool_outcome reads from any other output
+            else:
+                result, error = tool_outcome(output, entry.id)
             entry.result = result
             entry.finish("error" if error is not None else "ok", error, ended)
 

@@ -115,7 +115,8 @@ def answered_call_id(output: Any) -> str | None:
 
 def tool_inputs(inputs: Any) -> Any:
     """The arguments of a tool start's ``inputs``, unwrapping a whole LangChain ToolCall dict."""
-    if isinstance(inputs, Mapping) and inputs.get("type") == "tool_call":
+    # ``type(...) is dict`` first: what LangChain passes, without the ABC check's cost
+    if (type(inputs) is dict or isinstance(inputs, Mapping)) and inputs.get("type") == "tool_call":
         args = inputs.get("args")
         if isinstance(args, Mapping):
             return args
@@ -130,7 +131,7 @@ def tool_call_id_of(tool_call_id: Any, inputs: Any) -> str | None:
     """
     if isinstance(tool_call_id, str) and tool_call_id:
         return tool_call_id
-    if isinstance(inputs, Mapping) and inputs.get("type") == "tool_call":
+    if (type(inputs) is dict or isinstance(inputs, Mapping)) and inputs.get("type") == "tool_call":
         found = inputs.get("id")
         if isinstance(found, str) and found:
             return found
@@ -179,6 +180,8 @@ def agent_path(prefix: Sequence[str], base: Sequence[str], namespace: Sequence[s
     inside it), ``base`` is the namespace the scope starts at, ``namespace`` the run's own; its
     last entry is a node, not an agent, so it is left out (docs/architecture.md "Capture").
     """
+    if not namespace:  # a run outside any subgraph (a tool invoked directly): the scope's agents
+        return "/".join(prefix) if prefix else None
     inner = list(namespace[len(base) :] if tuple(namespace[: len(base)]) == tuple(base) else ())
     parts = [*prefix, *inner[:-1]]
     return "/".join(parts) if parts else None

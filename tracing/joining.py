@@ -157,7 +157,9 @@ def _gather(
     for span, kind in spans:
         parent_id = links[span.span_id] = span.parent_id
         if parent_id is None:
-            info.root_names[span.trace_id] = root_agent_name(span)
+            # a tool invoked directly is its own root: it runs in no agent (as the recorder says)
+            tool_root = kind is not None and kind[0] == "tool"
+            info.root_names[span.trace_id] = None if tool_root else root_agent_name(span)
             info.starts.append(span.start_ns)
         if span.events or ERROR_TYPE in span.attributes:  # else no pause: skip the reading
             paused = interrupt_time(span)

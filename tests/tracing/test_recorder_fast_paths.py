@@ -9,13 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
+from opentelemetry.sdk.trace import TracerProvider
 
-from tracing import ToolCallRecorder
+from tracing import ToolCall, ToolCallRecorder
 from tracing.events import agent_path, tool_outcome
+from tracing.exporter import ToolCallSpanExporter
+from tracing.spans import SpanEmitter
 
 _NAMES = st.sampled_from(["graph", "research", "tools", "agent"])
 _PATHS = st.lists(_NAMES, max_size=3).map(tuple)
@@ -71,3 +76,30 @@ def test_a_plain_result_is_kept_as_it_is_and_each_invoke_is_its_own_call() -> No
     ]
     assert [c.agent for c in calls] == [None, None, None]
     assert len(recorder.calls_by_run()) == 3
+
+
+def test_direct_invokes_give_the_same_calls_through_the_recorder_and_the_span_path() -> None:
+    """Parity for the shape these shortcuts serve: tools invoked directly, one run each."""
+    provider = TracerProvider()
+    exporter = ToolCallSpanExporter()
+    provider.add_span_processor(exporter)
+    recorder = ToolCallRecorder()
+    emitter = SpanEmitter(provider, capture_content=True)
+    config = RunnableConfig(callbacks=[recorder, emitter])
+    try:
+        plain_value.invoke({"n": 3}, config)
+        reported_failure.invoke({"reason": "quota"}, config)
+        whole_call = {"name": "plain_value", "args": {"n": 4}, "id": "c-9", "type": "tool_call"}
+        plain_value.invoke(whole_call, config)
+        with pytest.raises(ValueError):
+            plain_value.invoke({"n": "not a number"}, config)
+        spans = exporter.calls()
+    finally:
+        provider.shutdown()
+
+    def shape(calls: Sequence[ToolCall]) -> list[tuple[object, ...]]:
+        return [(c.name, dict(c.args), c.status, c.id, c.agent, len(c.attempts)) for c in calls]
+
+    recorded = recorder.calls()
+    assert [c.status for c in recorded] == ["ok", "error", "ok", "error"]
+    assert shape(spans) == shape(recorded)

@@ -64,6 +64,7 @@ from tracing.events import (
     is_error_message,
     is_interrupt,
     node_of,
+    plain_result,
     reply_message,
     thread_of,
     tool_call_id_of,
@@ -540,8 +541,8 @@ class ToolCallRecorder(BaseCallbackHandler):
             run, entry = closed
             if entry.id is None and answered:
                 entry = self._adopt_request(run, entry, answered)
-            if not isinstance(output, ToolMessage) and type(output).__name__ != "Command":
-                result, error = output, None  # what tool_outcome reads from any other output
+            if plain_result(output):
+                result, error = output, None  # tool_outcome's answer, without its steps
             else:
                 result, error = tool_outcome(output, entry.id)
             entry.result = result

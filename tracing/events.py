@@ -26,6 +26,7 @@ __all__ = [
     "is_interrupt",
     "namespace_nodes",
     "node_of",
+    "plain_result",
     "reply_message",
     "thread_of",
     "tool_call_id_of",
@@ -71,9 +72,14 @@ def is_interrupt(error: BaseException) -> bool:
     return any(cls.__name__ in _INTERRUPTS for cls in type(error).__mro__)
 
 
+def _is_command(output: Any) -> bool:
+    """Is this a LangGraph ``Command``? Read by class name, so tracing needs no LangGraph import."""
+    return type(output).__name__ == "Command"
+
+
 def _command_messages(output: Any) -> list[ToolMessage] | None:
     """The ToolMessages of a LangGraph ``Command(update={"messages": [...]})``, else None."""
-    if type(output).__name__ != "Command":
+    if not _is_command(output):
         return None
     update = getattr(output, "update", None)
     messages: Any = update.get("messages") if isinstance(update, Mapping) else None
@@ -100,6 +106,12 @@ def tool_outcome(output: Any, call_id: str | None = None) -> tuple[Any, str | No
         return output, None
     content = output.content
     return content, (str(content) if output.status == "error" else None)
+
+
+def plain_result(output: Any) -> bool:
+    """Neither a ToolMessage nor a ``Command``: what :func:`tool_outcome` gives back as it is,
+    with no error (most tools return such a value)."""
+    return not isinstance(output, ToolMessage) and not _is_command(output)
 
 
 def answered_call_id(output: Any) -> str | None:

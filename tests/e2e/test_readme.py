@@ -24,7 +24,7 @@ from harness.cli import main
 from harness.errors import HarnessError
 from harness.metrics import metric_names, metric_options
 from harness.metrics.registry import get_metric
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, documentation
 
 README = ROOT / "README.md"
 
@@ -46,7 +46,8 @@ _TIMING = re.compile(r"\d+\.\d+s\b")  # durations differ run to run
 
 
 def _readme() -> str:
-    return README.read_text(encoding="utf-8")
+    """README.md and the docs/ pages: the examples moved to the site are run from there."""
+    return documentation()
 
 
 def _examples() -> list[tuple[str, str, str | None]]:

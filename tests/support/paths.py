@@ -15,3 +15,12 @@ AGENT_FILE = FIXTURES / "fixture_agent.py"
 
 SCENARIOS = ROOT / "scenarios"
 """The shipped example suites."""
+
+DOCS = ROOT / "docs"
+"""The documentation site's pages (mkdocs.yml)."""
+
+
+def documentation() -> str:
+    """README.md and every page under docs/, as one text: the tested examples live in both."""
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    return "\n".join(page.read_text(encoding="utf-8") for page in pages)

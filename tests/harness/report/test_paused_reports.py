@@ -26,7 +26,7 @@ from harness.report.view import run_view
 from harness.result import SuiteResult
 from harness.runner import RunOptions, run_scenarios
 from harness.scenarios import iter_scenarios, load_file, load_paths
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, documentation
 
 CAROL = {"action": "send_payment", "payee_name": "Carol White", "amount": 40.0}
 CAROL_TEXT = "{'action': 'send_payment', 'payee_name': 'Carol White', 'amount': 40.0}"
@@ -130,7 +130,7 @@ def test_a_failing_paused_run_says_on_what_and_payloads_are_masked(tmp_path: Pat
 
 
 def test_readme_counts_the_shipped_scenarios_and_agents() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = documentation()
     found = re.search(r"(\d+) scenarios over\s+(\w+) real", readme)
     assert found is not None
     scenarios = list(iter_scenarios(load_paths([ROOT / "scenarios"])))

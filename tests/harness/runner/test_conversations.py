@@ -16,7 +16,7 @@ from harness.models import make_model
 from harness.result import ScenarioResult
 from harness.runner import RunOptions, run_scenarios
 from harness.scenarios import load_file
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, documentation
 from tracing.callback import ToolCallRecorder
 
 
@@ -214,7 +214,7 @@ _README_YAML = re.compile(r"<!-- readme-yaml: (?P<file>\S+) -->\s*```yaml\n(?P<c
 
 
 def test_readme_yaml_examples_run_and_pass(tmp_path: Path) -> None:
-    examples = _README_YAML.findall((ROOT / "README.md").read_text(encoding="utf-8"))
+    examples = _README_YAML.findall(documentation())
     assert {name for name, _ in examples} >= {"concierge.yaml", "approvals.yaml"}
     for name, code in examples:
         path = tmp_path / name

@@ -11,7 +11,7 @@ import pytest
 from harness.cli import main
 from harness.config import env_variables, find_settings_file, flag_defaults, load_settings
 from harness.errors import ConfigError
-from tests.support.paths import FIXTURES, ROOT
+from tests.support.paths import FIXTURES, documentation
 
 AGENT_FILE = FIXTURES / "fixture_agent.py"
 
@@ -189,8 +189,8 @@ def test_no_path_and_no_settings_is_a_clear_error(
 
 
 def test_the_readme_configuration_example_loads(project: Path) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Configuration", 1)[1]
+    readme = documentation()
+    section = readme.split("## Configuration\n", 1)[1]
     example = section.split("```toml\n", 1)[1].split("```", 1)[0]
     (project / "pyproject.toml").write_text(example, encoding="utf-8")
     settings = load_settings().settings

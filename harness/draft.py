@@ -1,4 +1,4 @@
-"""``harness draft``: a scenario skeleton from a recorded run (README: Draft a scenario).
+"""``harness draft``: a scenario skeleton from a recorded run (docs/scenarios.md).
 
 The input is a cassette (``harness run --record``), an OTLP JSON trace file (``--trace-file``)
 or a JSON report (``--json``). The draft holds the run's input, its model, and one expected call

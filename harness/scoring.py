@@ -7,7 +7,7 @@ verdict the live run got.
 A recorded trace may lack content (a run exported without content capture: no tool arguments,
 no final answer). Its sample says so under :data:`NOT_CAPTURED`, and a run that does not pass
 on such a sample is an error, not a failure: "missing argument 'a'" would be a wrong verdict
-with a misleading reason (README, "Score recorded traces offline").
+with a misleading reason (docs/observability.md, "Score recorded traces offline").
 """
 
 from __future__ import annotations

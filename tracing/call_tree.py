@@ -5,8 +5,8 @@ its :class:`CallEntry` items are mutable while events arrive and freeze into ``T
 records on read. Reading a scope yields its calls in request order (turn, then kind, then
 position), each tool's nested scope right after that tool's own call. Which events open scopes
 and fill entries is :class:`~tracing.callback.ToolCallRecorder`'s business; which execution joins
-which request is decided here (:func:`find_request`), by the rules the README's "Capture"
-section states and :mod:`tracing.joining` applies to spans.
+which request is decided here (:func:`find_request`), by the rules docs/capture.md states
+("What it records") and :mod:`tracing.joining` applies to spans.
 """
 
 from __future__ import annotations

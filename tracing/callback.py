@@ -1,6 +1,6 @@
 """ToolCallRecorder: a LangChain callback handler that records every tool call of a run.
 
-What it records, and how (the rules are the README's "Capture" section):
+What it records, and how (the rules are docs/capture.md, "What it records"):
 
 * **Requested calls** come from the chat model's end event (``AIMessage.tool_calls``), in the
   model's order, then the calls LangChain could not parse (``invalid_tool_calls``: status

@@ -26,7 +26,7 @@ Checked against the instrumentations' own sources (versions in the ``dev`` extra
   ``gen_ai.output.messages`` (0.4x+) or, in older releases, the flattened
   ``gen_ai.completion.N.tool_calls.M.id`` / ``.name`` / ``.arguments``.
 
-What the README's "Capture" rules need beyond a call: the LangGraph thread, to join the runs of
+What the rules of docs/capture.md need beyond a call: the LangGraph thread, to join the runs of
 one conversation (``gen_ai.conversation.id``; OpenInference ``session.id``; Traceloop
 ``traceloop.association.properties.thread_id``), the namespace and node a call ran in (Traceloop
 association properties; OpenInference's ``metadata`` JSON; SpanEmitter writes the agent path
@@ -57,7 +57,7 @@ TRACELOOP_NODE = "traceloop.association.properties.langgraph_node"
 TRACELOOP_NAMESPACE = "traceloop.association.properties.langgraph_checkpoint_ns"
 
 AGENT_PATH = "harness.agent.path"
-"""SpanEmitter: the agent path of a tool or chat span's run (README "Capture")."""
+"""SpanEmitter: the agent path of a tool or chat span's run (docs/capture.md "What it records")."""
 LANGGRAPH_NODE = "harness.langgraph.node"
 """SpanEmitter: the LangGraph node of a tool or chat span's run."""
 AGENT_NAME = "gen_ai.agent.name"

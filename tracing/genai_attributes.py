@@ -92,7 +92,7 @@ def _message_parts(message: BaseMessage) -> list[dict[str, Any]]:
 
     Malformed calls (``invalid_tool_calls``) follow the valid ones as ``tool_call`` parts with
     the raw argument text, and an error tool result says ``"status": "error"``, so that span
-    readers see what the recorder sees (README "Capture").
+    readers see what the recorder sees (docs/capture.md "What it records").
     """
     parts: list[dict[str, Any]] = []
     if isinstance(message, ToolMessage):

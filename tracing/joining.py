@@ -1,4 +1,4 @@
-"""Joining spans: requested calls to executed calls, in request order (README "Capture").
+"""Joining spans: requested calls to executed calls, in request order (docs/capture.md).
 
 The input is the spans of one trace, or of the traces of one conversation (one LangGraph
 thread: a run, and the runs resuming it after a pause). The calls come out in request order:

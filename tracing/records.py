@@ -10,7 +10,7 @@ from typing import Any, Literal
 from tracing.frozen import quick_init
 
 CallStatus = Literal["ok", "error", "requested", "interrupted", "invalid"]
-"""What became of a call (README "Capture"; scoring in docs/metrics.md "Call statuses").
+"""What became of a call (docs/capture.md; scoring in docs/metrics.md "Call statuses").
 
 ``ok``: executed and returned; ``error``: executed and its last attempt failed; ``requested``:
 asked for and never executed (an unknown tool, a call a reviewer rejected); ``interrupted``: the

@@ -18,8 +18,8 @@ a top-level run takes the ambient context as its parent, which is how
 :meth:`SpanEmitter.start_scenario` wraps a whole run in one span.
 
 What the spans carry beyond the GenAI conventions, so that
-:class:`~tracing.exporter.ToolCallSpanExporter` reads back what the recorder records (README
-"Capture"): ``gen_ai.conversation.id`` (the LangGraph thread, joining the runs of one
+:class:`~tracing.exporter.ToolCallSpanExporter` reads back what the recorder records
+(docs/capture.md): ``gen_ai.conversation.id`` (the LangGraph thread, joining the runs of one
 conversation), ``harness.agent.path`` and ``harness.langgraph.node`` on tool and chat spans,
 malformed calls (``invalid_tool_calls``) as ``tool_call`` parts whose ``arguments`` is the raw
 text, ``"status": "error"`` on the ``tool_call_response`` part of an error ToolMessage, and a

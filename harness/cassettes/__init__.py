@@ -1,4 +1,4 @@
-"""Record a real model once, replay it offline: chat-model cassettes (README: Record and replay).
+"""Record a real model once, replay it offline: chat-model cassettes (docs/record-replay.md).
 
 Modules, each importing only those above it: ``paths`` (modes, file names; standard library
 only), ``key`` (the normalised request and its sha256), ``format`` (the YAML file: pydantic at

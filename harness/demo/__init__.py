@@ -2,7 +2,7 @@
 
 Each module exposes ``build(model) -> compiled graph``; the harness passes the chat model as
 ``model=``, so the same agent runs under the demo, scripted or a real provider's model. They ship
-in the package (data as package data) so the README examples and ``harness init`` run from a
+in the package (data as package data) so the documented examples and ``harness init`` run from a
 plain install; the example suites in the repository's ``scenarios/`` name them.
 """
 

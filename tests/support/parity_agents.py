@@ -3,7 +3,7 @@
 Each builder returns a :class:`ShapeCase`: a real LangGraph / LangChain agent, the inputs of
 its invocations on one thread (a pause is resumed with ``Command(resume=...)``), and the ground
 truth every capture must give: ``(name, args, status)`` in request order, plus each call's
-agent path and attempt count. The shapes (README "Capture"):
+agent path and attempt count. The shapes (docs/capture.md "What it records"):
 
 * ``hitl_approve`` / ``hitl_reject`` / ``hitl_edit`` / ``hitl_paused``: ``create_agent`` with
   ``HumanInTheLoopMiddleware`` on both tools; the reviewer approves both, rejects the email,

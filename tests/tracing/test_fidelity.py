@@ -1,4 +1,4 @@
-"""Recording fidelity on the agent shapes users write (README "Capture", issue 11).
+"""Recording fidelity on the agent shapes users write (docs/capture.md "What it records", issue 11).
 
 Each shape of ``tests/support/parity_agents.py`` runs as a real LangGraph / LangChain agent in
 every invoke mode, through a ``ToolCallRecorder`` and a ``SpanEmitter`` -> exporter at once;

@@ -446,4 +446,6 @@ def command(args: argparse.Namespace, write: Any, warn: Any) -> int:
         write(text.rstrip("\n"))
     if not (args.agent or draft.agent):
         warn("the input does not name the agent: set `agent:` (or pass --agent) before running")
+    if isinstance(draft.input, str) and draft.input.startswith("TODO:"):
+        warn("the input does not keep the user's message: set `input:` before running")
     return 0

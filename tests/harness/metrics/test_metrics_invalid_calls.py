@@ -124,12 +124,12 @@ def test_an_invalid_call_of_a_tool_nobody_expected_is_no_cause(made: list[ToolCa
     assert ToolCallAccuracy().evaluate(sample).reason == "1/1 expected calls matched"
 
 
-def test_a_passing_score_says_nothing_of_it(made: list[ToolCall]) -> None:
+def test_naming_the_cause_changes_no_verdict(made: list[ToolCall]) -> None:
     sample = Sample(tool_calls=made, expected_tool_calls=EXPECTED)
     score = ToolCallAccuracy(threshold=0.5).evaluate(sample)
     assert score.passed and score.value == 0.5
-    # the details still carry it, for whoever reads them
-    assert "invalid_args" in score.codes
+    assert "invalid_args" in score.codes  # its explanation, built when read, still says why
+    # an eagerly explained metric spends nothing on a passing sample's cause
     selection = ToolSelectionAccuracy(threshold=0.5, ordered=True).evaluate(sample)
     assert selection.passed and "likely cause" not in selection.reason
 

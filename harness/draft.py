@@ -16,11 +16,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from harness.errors import DraftError, HarnessError
+
+if TYPE_CHECKING:
+    from tracing.span_view import SpanView
 
 __all__ = ["Draft", "DraftError", "add_parser", "command", "draft_file", "render", "tolerant"]
 
@@ -230,16 +233,80 @@ def _from_traces(path: Path, name: str | None) -> Draft:
     if chosen is None:
         wanted = f" of scenario {name!r}" if name else ""
         raise DraftError(f"{path}: no trace{wanted} in it")
+    chats = _chat_spans(chosen.spans)
+    given = _trace_input(chats)
+    agent = chosen.root.attributes.get(_AGENT_ATTRIBUTE) if chosen.root is not None else None
     return Draft(
         source=str(path),
         suite=chosen.suite or "drafted",
         name=name if name and "::" not in name else (chosen.scenario or "drafted"),
-        agent=None,
-        model=None,
-        input="TODO: the user's message (traces keep it only with --capture-content)",
+        agent=agent if isinstance(agent, str) and agent else None,
+        model=_trace_model(chats),
+        input=given if given is not None else _NO_INPUT,
         calls=tuple((call.name, dict(call.args)) for call in chosen.calls),
         answer=chosen.output if isinstance(chosen.output, str) else None,
     )
+
+
+_AGENT_ATTRIBUTE = "harness.agent.spec"
+"""The scenario's ``agent:``, on the root span ``harness run`` writes (harness.runner)."""
+
+_NO_INPUT = "TODO: the user's message (traces keep it only with --capture-content)"
+
+
+def _chat_spans(spans: Sequence[SpanView]) -> list[SpanView]:
+    """The trace's model calls, first asked first."""
+    from tracing.span_reading import relevant_role
+
+    chats = [span for span in spans if relevant_role(span.attributes) == "chat"]
+    return sorted(chats, key=lambda span: span.start_ns)
+
+
+def _trace_model(chats: Sequence[SpanView]) -> Any:
+    """The model spec of the first chat span that names its model (GenAI attributes)."""
+    from tracing.genai_attributes import PROVIDER_NAME, REQUEST_MODEL
+
+    for span in chats:
+        model = span.attributes.get(REQUEST_MODEL)
+        if isinstance(model, str) and model:
+            provider = span.attributes.get(PROVIDER_NAME)
+            if not isinstance(provider, str) or not provider:
+                return model  # init_chat_model infers the provider from the name
+            return _model_spec(provider, model, {})
+    return None
+
+
+def _trace_input(chats: Sequence[SpanView]) -> Any:
+    """The first model call's messages as ``input:`` (or ``messages:``); None without content.
+
+    Written by SpanEmitter with content capture: ``gen_ai.input.messages``, GenAI
+    ``{"role", "parts": [{"type": "text", "content"}]}`` messages.
+    """
+    from tracing.genai_attributes import INPUT_MESSAGES
+
+    for span in chats:
+        text = span.attributes.get(INPUT_MESSAGES)
+        if not isinstance(text, str):
+            continue
+        try:
+            messages = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(messages, list):
+            said = [_message_text(m) for m in messages if isinstance(m, Mapping)]
+            return _input_of(said) if said else None
+    return None
+
+
+def _message_text(message: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"role", "text"}`` (as cassettes keep messages) of one GenAI message."""
+    parts = message.get("parts")
+    texts = [
+        str(part.get("content", ""))
+        for part in (parts if isinstance(parts, list) else ())
+        if isinstance(part, Mapping) and part.get("type") == "text"
+    ]
+    return {"role": message.get("role"), "text": "".join(texts)}
 
 
 def draft_file(path: Path, scenario: str | None = None) -> Draft:
@@ -379,4 +446,6 @@ def command(args: argparse.Namespace, write: Any, warn: Any) -> int:
         write(text.rstrip("\n"))
     if not (args.agent or draft.agent):
         warn("the input does not name the agent: set `agent:` (or pass --agent) before running")
+    if isinstance(draft.input, str) and draft.input.startswith("TODO:"):
+        warn("the input does not keep the user's message: set `input:` before running")
     return 0

@@ -32,8 +32,10 @@ the message::
      ├── tracing.records.InvalidToolCall   (ValueError) the capture layer's bad-call error;
      │                                     ``tracing`` imports nothing from ``harness`` at
      │                                     module level (docs/architecture.md)
-     ├── harness.pytest_plugin.ScenarioFailure   pytest's failure signal for a scenario item,
-     │                                           carrying its result; a verdict, not an error
+     ├── harness.pytest_plugin.ScenarioFailure   (AssertionError) pytest's failure signal for
+     │                                           a scenario item, carrying its result: a
+     │                                           verdict, not an error, so pytest and its
+     │                                           reporters count a failed test, not a broken one
      ├── harness.report.view.details._Fallback   internal: a details shape the fast renderer
      │                                           hands back to the generic walk; never escapes
      └── harness.isolation.LoopBlocked   (BaseException) interrupts a call that blocked the

@@ -82,6 +82,9 @@ class RecordedTrace:
     """Indices of the calls whose tool span carries no arguments (recorded without content)."""
     output_captured: bool = True
     """False when the trace carries no final answer (no ``harness.output``, no chat output)."""
+    spans: tuple[SpanView, ...] = ()
+    """Its tool and chat spans, in file order (``OtlpTrace.spans``): what ``harness draft``
+    reads the input and the model from."""
 
     @property
     def scenario(self) -> str | None:
@@ -181,6 +184,7 @@ def _recorded(trace: OtlpTrace, path: str) -> RecordedTrace:
         trace.line,
         _uncaptured(calls, trace.spans, trace.span_kinds),
         found or bool(chats),
+        trace.spans,
     )
 
 

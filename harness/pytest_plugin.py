@@ -130,8 +130,14 @@ class SuiteNode(pytest.Collector):
             yield ScenarioItem.from_parent(self, name=scenario.name, scenario=scenario)
 
 
-class ScenarioFailure(Exception):
-    """A scenario that failed or errored; ``repr_failure`` renders its result."""
+class ScenarioFailure(AssertionError):
+    """A scenario that failed or errored; ``repr_failure`` renders its result.
+
+    An ``AssertionError``, as a failed ``assert`` and the fluent checks (``harness.assertions``)
+    are: pytest reports the item as failed, and tools that tell a failed test from a broken one
+    by that class (Allure, ``--only-rerun AssertionError``) see a verdict, not a crash. Not a
+    ``HarnessError``: the harness worked, the agent did not pass (harness/errors.py).
+    """
 
     def __init__(self, result: ScenarioResult) -> None:
         """Carry the result; the message is the reasons, for anything that prints it."""

@@ -67,6 +67,8 @@ CHECK_PREFIX = "harness.check."
 FAILURE_EVENT = "harness.failure"
 REASON_ATTRIBUTE = "harness.reason"
 """Verdict attributes on a run's root span (``harness.scenario`` is set by SpanEmitter)."""
+AGENT_ATTRIBUTE = "harness.agent.spec"
+"""The scenario's ``agent:`` as written, on the root span: ``harness draft`` of a trace file."""
 
 T = TypeVar("T")
 ProgressCallback = Callable[[ScenarioResult], None]
@@ -254,7 +256,11 @@ class Runner:
         from tracing.spans import SpanEmitter
 
         emitter = SpanEmitter(provider, capture_content=self.options.capture_content)
-        attributes: dict[str, str | int] = {SUITE_ATTRIBUTE: scenario.suite, RUN_ATTRIBUTE: index}
+        attributes: dict[str, str | int] = {
+            SUITE_ATTRIBUTE: scenario.suite,
+            RUN_ATTRIBUTE: index,
+            AGENT_ATTRIBUTE: scenario.agent.spec,
+        }
         with emitter.start_scenario(scenario.name, attributes) as span:
             context = span.get_span_context()
             trace_id = format(context.trace_id, "032x") if context.is_valid else None

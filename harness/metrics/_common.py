@@ -7,8 +7,10 @@ module's own small helpers. Anything two metric modules need lives here.
 
 from __future__ import annotations
 
+import json
 import marshal
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from operator import attrgetter
 from typing import Any
@@ -299,7 +301,8 @@ def closest_mismatch_issues(
         best: tuple[int, int] | None = None
         best_check = None
         for j in unmatched_actual:
-            if actual[j].name != expectation.name:
+            # an invalid call has no arguments to diff: with_invalid_causes names it instead
+            if actual[j].name != expectation.name or actual[j].status == "invalid":
                 continue
             check = expectation.check(actual[j])
             if best is None or check.correct > best[0]:
@@ -307,6 +310,66 @@ def closest_mismatch_issues(
         if best is not None and best_check is not None:
             issues.extend(diff_issues(expectation.name, best_check.diffs, i, best[1]))
     return issues
+
+
+def invalid_clause(call: ToolCall) -> str:
+    """Why an ``invalid`` call pairs with nothing, in one line: ``get_weather: the model's
+    arguments were not valid JSON: '{"city": '``."""
+    raw = call.raw_arguments
+    if raw is None:
+        return f"{call.name}: the model's arguments were not valid JSON"
+    what = "not valid JSON"
+    try:
+        json.loads(raw)
+    except ValueError:
+        pass
+    else:
+        what = "not a JSON object"  # JSON, but a list or a string: arguments are an object
+    return f"{call.name}: the model's arguments were {what}: {show_value(raw)}"
+
+
+def with_invalid_causes(
+    expected: Sequence[Expectation], actual: Sequence[ToolCall], reason: str, details: Details
+) -> tuple[str, Details]:
+    """Name the ``invalid`` calls behind what a metric could not pair, as the likely cause.
+
+    An invalid call (its arguments were not JSON) pairs with no expectation (docs/metrics.md,
+    "Call statuses"), so the expectation it was meant for reads as missing. Each invalid call
+    that would stand for an unpaired expectation (or one paired with an invalid call) were its
+    arguments readable gets an ``invalid_args`` issue, and the reason a ``likely cause`` clause.
+    Explanations call it, so a passing sample never pays for it.
+    """
+    invalid = {j: call for j, call in enumerate(actual) if call.status == "invalid"}
+    if not invalid:
+        return reason, details
+    troubled = [expected[i] for i in details.unmatched_expected]
+    troubled += [expected[p.expected_index] for p in details.pairs if p.actual_index in invalid]
+    causes = [j for j, call in invalid.items() if _stands_for_any(troubled, call)]
+    if not causes:
+        return reason, details
+    issues = [Issue("invalid_args", invalid_clause(actual[j]), None, j) for j in causes]
+    clause = capped([issue.message for issue in issues])
+    if reason.endswith("."):  # a reason made of sentences (tool_argument_correctness)
+        reason = f"{reason} Likely cause: {clause}."
+    else:
+        reason = f"{reason}; likely cause: {clause}"
+    return reason, replace(details, issues=details.issues + tuple(issues))
+
+
+def _stands_for_any(expectations: Sequence[Expectation], call: ToolCall) -> bool:
+    """Would ``call`` pair with one of ``expectations`` were its arguments readable (same
+    name, and the agent and node a scoped expectation names)?"""
+    readable = None
+    for exp in expectations:
+        if exp.name != call.name:
+            continue
+        if not exp.scoped:
+            return True
+        if readable is None:
+            readable = replace(call, status="requested")
+        if exp.pairs_with(readable):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------

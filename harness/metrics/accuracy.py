@@ -17,6 +17,7 @@ from harness.metrics._common import (
     missing_issues,
     tool_error_issues,
     unexpected_issues,
+    with_invalid_causes,
 )
 from harness.metrics.base import (
     Details,
@@ -74,7 +75,8 @@ def _explain_accuracy(
         )
     issues += tool_error_issues(actual, (j for _, j in matching.pairs))
     details = Details(pairs, matching.unmatched_expected, matching.unmatched_actual, tuple(issues))
-    return _accuracy_reason(expected, actual, matching.unmatched_expected), details
+    reason = _accuracy_reason(expected, actual, matching.unmatched_expected)
+    return with_invalid_causes(expected, actual, reason, details)
 
 
 def _accuracy_reason(
@@ -103,18 +105,20 @@ class NoUnexpectedToolCalls:
         actual = sample.require_recorded()
         matching = max_matching(expected, actual, _accepts, key=by_name)
         value = 0.0 if matching.unmatched_actual else 1.0
-        explain = partial(_explain_no_unexpected, tuple(actual), matching)
+        explain = partial(_explain_no_unexpected, tuple(expected), tuple(actual), matching)
         return lazy_score(self.name, value, self.threshold, explain)
 
 
-def _explain_no_unexpected(actual: Sequence[ToolCall], matching: Matching) -> tuple[str, Details]:
+def _explain_no_unexpected(
+    expected: Sequence[Expectation], actual: Sequence[ToolCall], matching: Matching
+) -> tuple[str, Details]:
     extras = matching.unmatched_actual
     pairs = tuple(Pair(i, j, (), 1.0) for i, j in matching.pairs)
     issues = unexpected_issues(actual, extras)
     details = Details(pairs, matching.unmatched_expected, extras, tuple(issues))
     if extras:
-        head = plural(len(extras), "unexpected call")
-        return f"{head}: {describe_calls(actual, extras)}", details
+        reason = f"{plural(len(extras), 'unexpected call')}: {describe_calls(actual, extras)}"
+        return with_invalid_causes(expected, actual, reason, details)
     return f"no unexpected tool calls ({len(actual)} made, all expected)", details
 
 
@@ -170,7 +174,7 @@ def _explain_order(
         reason += f"; out of order: {describe_calls(expected, out_of_order)}"
     if missing:
         reason += f"; missing: {describe_calls(expected, missing)}"
-    return reason, details
+    return with_invalid_causes(expected, actual, reason, details)
 
 
 def _require_expected(metric: str, sample: Sample) -> list[Expectation]:

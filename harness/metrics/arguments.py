@@ -16,6 +16,7 @@ from harness.metrics._common import (
     diff_clause,
     empty_sides_score,
     missing_issues,
+    with_invalid_causes,
 )
 from harness.metrics.base import Details, Issue, Pair, Score, check_threshold, make_score
 from harness.sample import Sample
@@ -101,6 +102,8 @@ def _score_pairs(
         return make_score(metric.name, 1.0, metric.threshold, "no arguments to compare", details)
     value = correct / total
     reason = _explain_arguments(clauses, total)
+    if value < metric.threshold or any_extra:  # failing: say if an invalid call is behind it
+        reason, details = with_invalid_causes(expected, actual, reason, details)
     return make_score(metric.name, value, metric.threshold, reason, details, force_fail=any_extra)
 
 

@@ -20,6 +20,7 @@ ReasonCode = Literal[
     "wrong_order",
     "wrong_tool",
     "tool_error",
+    "invalid_args",
 ]
 """Stable machine-readable codes for what went wrong; reports and tools may key on them."""
 

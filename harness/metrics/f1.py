@@ -20,6 +20,7 @@ from harness.metrics._common import (
     missing_issues,
     prf,
     unexpected_issues,
+    with_invalid_causes,
 )
 from harness.metrics.base import (
     Details,
@@ -110,7 +111,7 @@ def _explain_f1(
         reason += f"; missing: {describe_calls(expected, matching.unmatched_expected)}"
     if matching.unmatched_actual:
         reason += f"; unexpected: {describe_calls(actual, matching.unmatched_actual)}"
-    return reason, details
+    return with_invalid_causes(expected, actual, reason, details)
 
 
 # Equivalent both ways: the pattern accepts the call and the call has no other keys.

@@ -21,10 +21,12 @@ from harness.metrics._common import (
     prf,
     resolve_comparator,
     string_equal,
+    with_invalid_causes,
 )
 from harness.metrics.base import Details, Pair, Score, check_threshold, lazy_score, make_score
 from harness.sample import Sample
 from harness.values import Matcher, describe_pattern
+from tracing.records import ToolCall
 
 
 class RagasToolCallAccuracy:
@@ -89,13 +91,20 @@ class RagasToolCallAccuracy:
         if compared < len(ref):
             value *= compared / len(ref)
         value *= 1.0 if aligned else 0.0
-        explain = partial(_explain_accuracy, len(ref), len(pred), tuple(pairs), aligned, value)
+        explain = partial(
+            _explain_accuracy, tuple(expected), tuple(actual), tuple(pairs), aligned, value
+        )
         return lazy_score(self.name, value, self.threshold, explain)
 
 
 def _explain_accuracy(
-    n_ref: int, n_pred: int, pairs: tuple[Pair, ...], aligned: bool, value: float
+    expected: Sequence[Expectation],
+    actual: Sequence[ToolCall],
+    pairs: tuple[Pair, ...],
+    aligned: bool,
+    value: float,
 ) -> tuple[str, Details]:
+    n_ref, n_pred = len(expected), len(actual)
     paired_expected = {pair.expected_index for pair in pairs}
     paired_actual = {pair.actual_index for pair in pairs}
     details = Details(
@@ -111,7 +120,7 @@ def _explain_accuracy(
         reason = f"ragas: length mismatch ({n_pred} predicted vs {n_ref} reference)"
     else:
         reason = "ragas: tool name sequence not aligned"
-    return reason, details
+    return with_invalid_causes(expected, actual, reason, details)
 
 
 class RagasToolCallF1:
@@ -143,12 +152,24 @@ class RagasToolCallF1:
         value = round(f1, 4)
         counts = (tp, fp, fn)
         explain = partial(
-            _explain_f1, ref_items, pred_items, ref_set, pred_set, precision, recall, f1, counts
+            _explain_f1,
+            tuple(expected),
+            tuple(actual),
+            ref_items,
+            pred_items,
+            ref_set,
+            pred_set,
+            precision,
+            recall,
+            f1,
+            counts,
         )
         return lazy_score(self.name, value, self.threshold, explain)
 
 
 def _explain_f1(
+    expected: Sequence[Expectation],
+    actual: Sequence[ToolCall],
     ref_items: list[Any],
     pred_items: list[Any],
     ref_set: set[Any],
@@ -170,7 +191,7 @@ def _explain_f1(
         f"ragas F1 {fmt(round(f1, 4))} over call sets (precision {fmt(precision)}, "
         f"recall {fmt(recall)})"
     )
-    return reason, details
+    return with_invalid_causes(expected, actual, reason, details)
 
 
 def literal_args(metric: str, expectation: Expectation, index: int) -> Mapping[str, Any]:

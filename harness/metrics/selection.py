@@ -15,6 +15,7 @@ from harness.metrics._common import (
     missing_issues,
     same_name,
     unexpected_issues,
+    with_invalid_causes,
 )
 from harness.metrics.base import Details, Issue, Pair, Score, check_threshold, make_score
 from harness.sample import Sample
@@ -50,6 +51,8 @@ class ToolSelectionAccuracy:
             precision, recall = matched / len(actual), matched / len(expected)
             head = f"tool-name F1 {fmt(value)} (precision {fmt(precision)}, recall {fmt(recall)})"
         reason, details = _explain_selection(self.ordered, expected, actual, matching, head)
+        if value < self.threshold:  # failing: say if an invalid call is behind it
+            reason, details = with_invalid_causes(expected, actual, reason, details)
         return make_score(self.name, value, self.threshold, reason, details)
 
 
@@ -65,8 +68,9 @@ def _explain_selection(
     missing = list(matching.unmatched_expected)
     unexpected = list(matching.unmatched_actual)
     if ordered:
-        # A name that occurs on the other side is there, just out of place.
-        actual_names = {call.name for call in actual}
+        # A name that occurs on the other side is there, just out of place (an invalid call's
+        # is not: it was never readable, so it pairs nowhere, and its expectation is missing).
+        actual_names = {call.name for call in actual if call.status != "invalid"}
         expected_names = {exp.name for exp in expected}
         misplaced = [i for i in missing if expected[i].name in actual_names]
         missing = [i for i in missing if expected[i].name not in actual_names]

@@ -34,6 +34,7 @@ from harness.metrics._common import (
     resolve_comparator,
     same_name,
     unexpected_issues,
+    with_invalid_causes,
 )
 from harness.metrics.base import (
     Details,
@@ -161,8 +162,13 @@ class ToolCallSequenceAccuracy:
             value,
         )
         reason = None
-        if scores.count(1.0) == len(scores):
-            # No pair below 1.0, so no diff clause: the reason needs no details.
+        if (
+            scores
+            and scores.count(1.0) == len(scores)
+            and (len(pairs) == len(expected) or not _any_invalid(actual))
+        ):
+            # Pairs, none below 1.0, so no diff clause, and no invalid call to name as the
+            # cause of an unpaired expectation: the reason needs no details.
             reason = _aligned_reason(self.order, value, len(pairs), len(expected))
         return lazy_score(self.name, value, self.threshold, explain, reason=reason)
 
@@ -200,7 +206,7 @@ def _explain_open(
             detail_pairs.append(_whole_pair(i, j))  # no diffs: most pairs, shared
             continue
         diffs: tuple[ArgDiff, ...] = ()
-        if score < 1.0:
+        if score < 1.0 and actual[j].status != "invalid":  # no arguments to diff: named below
             exp = expected[i]
             diffs = scorer.diffs(exp, actual[j])
             for diff in diffs:
@@ -210,7 +216,8 @@ def _explain_open(
         detail_pairs.append(Pair(i, j, diffs, score))
     if unmatched_expected:
         issues += missing_issues(expected, unmatched_expected)
-    mean = math.fsum(scores) / len(scores)
+    # no pair at all when the names align but scope or an invalid call keeps every one apart
+    mean = math.fsum(scores) / len(scores) if scores else 0.0
     coverage = paired / len(expected)
     details = Details(
         tuple(detail_pairs),
@@ -222,7 +229,7 @@ def _explain_open(
     reason = _open_reason(order, value, mean, paired, len(expected))
     if clauses:
         reason += " — " + capped(clauses, sep=" ")
-    return reason, details
+    return with_invalid_causes(expected, actual, reason, details)
 
 
 def _unpaired(calls: Sequence[Any], pairs: Sequence[tuple[int, int]], side: int) -> tuple[int, ...]:
@@ -293,6 +300,7 @@ def _explain_closed_flexible(
         f"score 0.00: only {matching.size} of {k} calls can be paired by tool name "
         f"(unpaired expected: {missing or '-'}; unpaired actual: {extra or '-'})"
     )
+    # tool names alone closed the gate (an invalid call has its name): no invalid cause to name
     return reason, details
 
 
@@ -306,6 +314,11 @@ def _names_can_pair(expected: list[Expectation], actual: list[ToolCall], k: int)
             counts[call.name] = left - 1
             available += 1
     return available >= k
+
+
+def _any_invalid(actual: Sequence[ToolCall]) -> bool:
+    """Is one of the calls ``invalid`` (its arguments were not JSON)?"""
+    return any(call.status == "invalid" for call in actual)
 
 
 def _perfect_pair(exp: Expectation, call: ToolCall) -> bool:

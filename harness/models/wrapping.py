@@ -15,6 +15,7 @@ from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
@@ -75,6 +76,13 @@ class TurnChatModel(BaseChatModel):
     async def _areply(self, turn: Turn) -> AIMessage:
         """The answer to ``turn``, async (pure models need no thread hop: the sync one)."""
         return self._reply(turn)
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        params = super()._get_ls_params(stop=stop, **kwargs)
+        # Spans (gen_ai.provider.name) name the provider as cassettes do, by ``_llm_type``,
+        # not by LangChain's guess from the class name ("demochatmodel").
+        params["ls_provider"] = self._llm_type
+        return params
 
     def _generate(
         self,
@@ -165,6 +173,11 @@ class InnerChatModel(ToolBindingChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return dict(self.inner._identifying_params)
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        # The run's metadata names the model that answers, so the spans of a run under
+        # --record or --replay say `openai`, as the live run's do, not the wrapper's class.
+        return self.inner._get_ls_params(stop=stop, **kwargs)
 
 
 def bound_to(

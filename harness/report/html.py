@@ -75,6 +75,7 @@ _UNSAFE_CHARS = re.compile(
 _VERDICT_LABEL = {
     "ok": "match",
     "wrong_args": "wrong arguments",
+    "invalid": "invalid arguments",
     "missing": "missing",
     "unexpected": "unexpected",
 }
@@ -578,6 +579,12 @@ def _match_row(run: RunView, row: MatchRow, agent: str | None = None) -> str:
         if row.actual_index is not None
         else '<span class="missing">missing</span>'
     )
+    if (
+        row.note
+        and row.actual_index is not None
+        and run.calls[row.actual_index].status == "invalid"
+    ):
+        right += f'<div class="callerr">{_e(row.note)}</div>'  # why it paired with nothing
     tags = "".join(f' <span class="code">{_e(tag)}</span>' for tag in row.tags)
     verdict = row.verdict
     if verdict == "ok" and row.diffs:

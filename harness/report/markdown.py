@@ -32,6 +32,7 @@ _CELL = 120
 _VERDICT = {
     "ok": "✅ ok",
     "wrong_args": "❌ wrong args",
+    "invalid": "❌ invalid args",
     "missing": "❌ missing",
     "unexpected": "⚠️ not expected",
 }
@@ -215,7 +216,7 @@ def _actual(run: RunView, row: MatchRow) -> str:
     if row.actual_index is None:
         return "—"
     call = run.calls[row.actual_index]
-    status = f" [{call.status}]" if call.status in ("error", "requested") else ""
+    status = f" [{call.status}]" if call.status in ("error", "requested", "invalid") else ""
     return _code(call_text(call) + status)
 
 

@@ -62,6 +62,7 @@ def expectation_text(expectation: ExpectationView) -> str:
 _VERDICT_TEXT = {
     "ok": "ok",
     "wrong_args": "wrong args",
+    "invalid": "invalid args",
     "missing": "MISSING",
     "unexpected": "not expected",
 }
@@ -136,7 +137,7 @@ def _actual_cell(run: RunView, row: MatchRow) -> str:
         return "missing"
     call = run.calls[row.actual_index]
     text = call_text(call)
-    if call.status in ("error", "requested"):
+    if call.status in ("error", "requested", "invalid"):
         return f"{text} [{call.status}]"
     return text
 

@@ -13,9 +13,10 @@ from typing import Any, Literal
 from harness.result import ScenarioIdentity, Status
 from tracing.frozen import quick_init
 
-RowVerdict = Literal["ok", "wrong_args", "missing", "unexpected"]
-"""``ok``: the call matches; ``wrong_args``: same tool, some argument wrong; ``missing``: no call
-for this expectation; ``unexpected``: a call no expectation claimed."""
+RowVerdict = Literal["ok", "wrong_args", "invalid", "missing", "unexpected"]
+"""``ok``: the call matches; ``wrong_args``: same tool, some argument wrong; ``invalid``: same
+tool, but the model's arguments were not JSON (an ``invalid`` call, which pairs with nothing);
+``missing``: no call for this expectation; ``unexpected``: a call no expectation claimed."""
 
 # --- the view classes ---------------------------------------------------------------------
 
@@ -44,7 +45,8 @@ class CallView:
     name: str
     args: tuple[ArgView, ...]
     status: str
-    """``ok``, ``error`` or ``requested`` (asked for, never executed)."""
+    """The call's status (``tracing.records.CallStatus``): ``ok``, ``error``, ``requested``
+    (asked for, never executed), ``interrupted`` or ``invalid`` (arguments not JSON)."""
     error: str | None
     result: Any
     """JSON-ready, masked and scrubbed (None when the tool returned nothing or did not run)."""
@@ -114,7 +116,8 @@ class MatchRow:
     """Index into :attr:`RunView.calls` (None for a missing call)."""
     diffs: tuple[DiffView, ...] = ()
     note: str | None = None
-    """For an unexpected call that failed: ``error: <message>``, scrubbed."""
+    """Scrubbed: for an unexpected call that failed, ``error: <message>``; for an ``invalid``
+    call, why its arguments could not be read (the clause reasons give as the likely cause)."""
     tags: tuple[str, ...] = ()
     """What failing checks say of the actual call: ``forbidden``, ``tool error``."""
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from harness.expectation import Expectation
 from harness.matching import best_assignment, max_matching
+from harness.metrics._common import invalid_clause
 from harness.metrics.base import Details, Score
 from harness.redaction import Redactor, Scrubber
 from harness.report.view.forms import TEXT_LIMIT, _text_form
@@ -37,6 +38,12 @@ def _rows(
         if partner is None:
             rows.append(MatchRow("missing", index, None))
             continue
+        if calls[partner].status == "invalid":
+            # its stand-in: the arguments were never JSON, so there is nothing to diff; the row
+            # says why instead (the cause the metrics' reasons name)
+            why = scrubber.text(invalid_clause(calls[partner]), TEXT_LIMIT)
+            rows.append(MatchRow("invalid", index, partner, (), why, tags.get(partner, ())))
+            continue
         own = () if index in full else pairs.check(index, partner).diffs
         diffs = _row_diffs(own, metric_diffs.get((index, partner), ()), scrubber)
         verdict: RowVerdict = "wrong_args" if own else "ok"
@@ -48,6 +55,8 @@ def _rows(
         note = None
         if call.status == "error" and call.error:
             note = scrubber.text(f"error: {call.error}", TEXT_LIMIT)
+        elif call.status == "invalid":
+            note = scrubber.text(invalid_clause(call), TEXT_LIMIT)
         rows.append(MatchRow("unexpected", None, index, (), note, tags.get(index, ())))
     return tuple(rows)
 

@@ -110,6 +110,33 @@ def test_record_draft_validate_replay(
     assert [s["status"] for s in report["scenarios"]] == ["passed"]
 
 
+def test_record_with_a_trace_file_draft_from_it_validate_replay(
+    tmp_path: Path, standin: StandIn, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    pytest.importorskip("langchain_openai")
+    suite = write_project(tmp_path, standin.url)
+    flags = ["--record", "--capture-content", "--trace-file", "traces.json"]
+    assert record(tmp_path, str(suite), *flags).returncode == 0
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = ["draft", "traces.json", "--scenario", "weather in Oslo", "-o", "drafted.yaml"]
+    assert main(args) == 0
+    assert "does not name the agent" not in capsys.readouterr().err
+    text = (tmp_path / "drafted.yaml").read_text()
+    # the user's message from the chat span, the model it asked, the agent from the root span
+    assert "input: 'What is the weather in Oslo today?'" in text
+    assert "model: 'openai:gpt-4o-mini'" in text and "agent: 'agent.py:build'" in text
+    assert "        - name: get_weather\n          args:\n            city: Oslo\n" in text
+    assert main(["validate", "drafted.yaml"]) == 0
+    # same suite::name, so the same cassette; same provider, model, tools and messages, so
+    # every turn's key is found: no request reaches the server
+    asked = standin.count()
+    assert main(["run", "drafted.yaml", "--replay", "--json", "r.json"]) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [s["status"] for s in report["scenarios"]] == ["passed"]
+    assert standin.count() == asked
+
+
 def test_draft_from_a_json_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)  # the report names its suite file relative to where it ran
     results = tmp_path / "results.json"
@@ -147,7 +174,11 @@ def test_draft_from_a_trace_file(
     assert main(args) == 0
     text = out.read_text()
     assert "suite: travel" in text and "- name: get_weather" in text
+    # the demo model as `model:` names it, and the message it was asked
+    assert "model: {provider: demo}" in text
+    assert "input: 'What''s the weather in Berlin tomorrow?'" in text
     assert main(["validate", str(out)]) == 0
+    assert main(["run", str(out)]) == 0  # the demo model does it again: the draft passes
 
 
 def test_an_unknown_input_is_a_clear_error(tmp_path: Path, capsys: Any) -> None:

@@ -358,6 +358,33 @@ def test_junit_xml_carries_the_reasons(project: pytest.Pytester) -> None:
     assert cases["adds"].find("failure") is None
 
 
+# Allure's rule (and pytest-rerunfailures' ``--only-rerun AssertionError``): a test that raised
+# an AssertionError failed; any other exception means the test itself is broken.
+KIND_BY_CLASS = """
+import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if call.when == "call" and call.excinfo is not None:
+        kind = "failed" if call.excinfo.errisinstance(AssertionError) else "broken"
+        item.user_properties.append(("kind", kind))
+    return report
+"""
+
+
+def test_a_failing_scenario_is_a_failed_test_not_a_broken_one(project: pytest.Pytester) -> None:
+    project.makeconftest(KIND_BY_CLASS)
+    xml_path = project.path / "junit.xml"
+    result = project.runpytest("--harness-scenarios", "-k", "wrong", f"--junitxml={xml_path}")
+    result.assert_outcomes(failed=1, errors=0)
+    (case,) = ET.parse(xml_path).iter("testcase")
+    assert [child.tag for child in case if child.tag in ("failure", "error")] == ["failure"]
+    kinds = [p.get("value") for p in case.iter("property") if p.get("name") == "kind"]
+    assert kinds == ["failed"]
+
+
 def _outcomes(xml_path: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for case in ET.parse(xml_path).iter("testcase"):

@@ -17,9 +17,21 @@ from uuid import UUID
 
 from tracing.records import Attempt, CallStatus, ToolCall
 
-__all__ = ["UNREQUESTED", "CallEntry", "CallScope", "find_request", "find_retry"]
+__all__ = [
+    "UNREQUESTED",
+    "CallEntry",
+    "CallScope",
+    "Origin",
+    "find_elsewhere",
+    "find_request",
+    "find_retry",
+]
 
 UNREQUESTED = 1  # sorts executions nobody asked for after the requested calls of a turn
+
+Origin = tuple[str, int]
+"""Where a top-level run started: ``("task", id)`` of its asyncio task, else ``("thread", id)``
+of its OS thread (:func:`tracing.events.run_origin`)."""
 
 
 class CallEntry:
@@ -114,6 +126,7 @@ class CallScope:
         "base",
         "entries",
         "model_turns",
+        "origin",
         "output",
         "pending",
         "prefix",
@@ -128,6 +141,7 @@ class CallScope:
         prefix: tuple[str, ...] = (),
         base: tuple[str, ...] = (),
         thread: str | None = None,
+        origin: Origin | None = None,
     ) -> None:
         self.root_run_id = root_run_id
         self.prefix = prefix
@@ -136,6 +150,8 @@ class CallScope:
         """The LangGraph namespace this scope starts at (the tool run's, for a nested scope)."""
         self.thread = thread
         """The LangGraph thread of a top-level run (None inside a tool, or without one)."""
+        self.origin = origin
+        """Where a top-level run started (None inside a tool): see :func:`find_elsewhere`."""
         self.entries: list[CallEntry] = []
         self.pending: list[CallEntry] = []
         """Requested (or interrupted) calls not yet executed, in request order."""
@@ -217,3 +233,25 @@ def find_retry(
             elif entry.name == name and entry.args == args:
                 return entry
     return None
+
+
+def find_elsewhere(
+    scopes: Sequence[CallScope], here: CallScope, call_id: str
+) -> tuple[CallScope, CallEntry] | None:
+    """The waiting request with ``call_id`` in another top-level run, for an execution in the
+    top-level run ``here`` that found none in its own run (or thread).
+
+    The only such request; else, of several, the only one made in a run that started where
+    ``here`` started (the same asyncio task, or OS thread outside one: concurrent runs never
+    share one); else None. Concurrent runs reusing an id are left apart, never crossed.
+    """
+    waiting = [
+        (scope, entry)
+        for scope in scopes
+        if scope is not here
+        for entry in scope.pending
+        if entry.id == call_id
+    ]
+    if len(waiting) > 1:
+        waiting = [(scope, entry) for scope, entry in waiting if scope.origin == here.origin]
+    return waiting[0] if len(waiting) == 1 else None

@@ -1,13 +1,16 @@
 """What a LangChain callback event means: pure readings shared by the recorder and the emitter.
 
-No state and no side effects: each function takes an event's payload and says what it holds, so
+No state and no side effects: each function takes an event's payload (or, for
+:func:`run_origin`, the thread or task delivering it) and says what it holds, so
 :class:`~tracing.callback.ToolCallRecorder` and :class:`~tracing.spans.SpanEmitter` read events
 the same way and cannot drift apart.
 """
 
 from __future__ import annotations
 
+from asyncio import _get_running_loop, current_task
 from collections.abc import Iterable, Mapping, Sequence
+from threading import get_ident
 from typing import Any, TypeGuard
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -28,6 +31,7 @@ __all__ = [
     "node_of",
     "plain_result",
     "reply_message",
+    "run_origin",
     "thread_of",
     "tool_call_id_of",
     "tool_inputs",
@@ -164,6 +168,20 @@ def thread_of(metadata: Mapping[str, Any] | None) -> str | None:
     if isinstance(thread, (str, int)) and not isinstance(thread, bool) and str(thread):
         return str(thread)
     return None
+
+
+def run_origin() -> tuple[str, int]:
+    """Where the event is delivered: ``("task", id)`` of the running asyncio task, else
+    ``("thread", id)`` of the OS thread (handlers run inline, on the caller's thread or task).
+
+    Concurrent runs have different origins; runs of one origin follow one another. An id can
+    be reused once its task or thread is gone, which only ever pairs a run with earlier ones.
+    """
+    if _get_running_loop() is not None:
+        task = current_task()
+        if task is not None:
+            return ("task", id(task))
+    return ("thread", get_ident())
 
 
 def graph_namespace(metadata: Mapping[str, Any] | None) -> tuple[str, ...]:

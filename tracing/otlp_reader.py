@@ -44,7 +44,7 @@ from tracing.frozen import quick_init
 from tracing.joining import calls_from_classified
 from tracing.otlp_decode import KnownIds, SpanFields, span_fields, spans_of, why_skipped
 from tracing.records import ToolCall
-from tracing.span_reading import keeps
+from tracing.span_reading import holds_structure, keeps
 from tracing.span_view import SpanView
 
 __all__ = [
@@ -267,9 +267,13 @@ class OtlpJsonReader:
                 # keeps(), with the span classified once for the conversion; only the spans
                 # kept become SpanViews, the others are a parent link
                 kind = classify(attributes)
-                if kind is not None or (
-                    (events or ERROR_TYPE in attributes)
-                    and keeps(attributes, parent_id, [(e.name, e.attributes) for e in events])
+                if (
+                    kind is not None
+                    or (
+                        (events or ERROR_TYPE in attributes)
+                        and keeps(attributes, parent_id, [(e.name, e.attributes) for e in events])
+                    )
+                    or holds_structure(attributes)
                 ):
                     trace.views.append(SpanView(*fields))
                     trace.kinds.append(kind)

@@ -15,23 +15,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
+from tracing.events import Origin
 from tracing.records import Attempt, CallStatus, ToolCall
 
 __all__ = [
     "UNREQUESTED",
     "CallEntry",
     "CallScope",
-    "Origin",
     "find_elsewhere",
     "find_request",
     "find_retry",
 ]
 
 UNREQUESTED = 1  # sorts executions nobody asked for after the requested calls of a turn
-
-Origin = tuple[str, int]
-"""Where a top-level run started: ``("task", id)`` of its asyncio task, else ``("thread", id)``
-of its OS thread (:func:`tracing.events.run_origin`)."""
 
 
 class CallEntry:

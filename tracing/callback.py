@@ -54,7 +54,7 @@ order, which parallel tool execution scrambles.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import time_ns as _now  # one global lookup per event, not two
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -73,10 +73,12 @@ from tracing.call_tree import (
     find_retry,
 )
 from tracing.events import (
+    Origin,
     agent_path,
     answered_call_id,
     content_text,
     event_name,
+    execution_origin,
     graph_namespace,
     invalid_requests,
     is_error_message,
@@ -257,10 +259,12 @@ class ToolCallRecorder(BaseCallbackHandler):
         parent_run_id: UUID | None,
         metadata: Mapping[str, Any] | None,
         graph: str | None = None,
+        origin: Callable[[], Origin] = run_origin,
     ) -> CallScope:
         """The scope a new run belongs to (caller holds the lock); opens a root when unknown.
 
-        ``graph`` is the run's name when it is a chain: a top-level chain names the root agent.
+        ``graph`` is the run's name when it is a chain: a top-level chain names the root agent;
+        ``origin`` tells where a new root started (a tool's: :func:`execution_origin`).
         """
         if parent_run_id is not None:
             parent = self._runs.get(parent_run_id)
@@ -275,7 +279,7 @@ class ToolCallRecorder(BaseCallbackHandler):
                     entry.children = CallScope(parent.scope.root_run_id, prefix, parent.namespace)
                 return entry.children
         thread = thread_of(metadata)
-        scope = CallScope(run_id, (graph,) if graph else (), (), thread, run_origin())
+        scope = CallScope(run_id, (graph,) if graph else (), (), thread, origin())
         if thread is not None:
             earlier = self._threads.setdefault(thread, [])
             for previous in earlier:
@@ -504,7 +508,7 @@ class ToolCallRecorder(BaseCallbackHandler):
         given = tool_inputs(inputs)
         args = _tool_args(given, input_str, name)
         with self._lock:
-            scope = self._scope_for(run_id, parent_run_id, metadata)
+            scope = self._scope_for(run_id, parent_run_id, metadata, None, execution_origin)
             run = _Run(scope, node, graph_namespace(metadata))
             # A new scope with no thread (a tool invoked directly) holds no request to join and
             # no failed call to retry: both searches would find nothing.

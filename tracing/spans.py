@@ -60,6 +60,7 @@ from tracing.events import (
     agent_path,
     answered_call_id,
     event_name,
+    execution_origin,
     graph_namespace,
     is_interrupt,
     node_of,
@@ -231,7 +232,7 @@ class SpanEmitter(BaseCallbackHandler):
     ) -> Span:
         if parent is None:
             context = None  # the ambient context: a scenario span, or a fresh trace
-            kind_of, number = run_origin()
+            kind_of, number = execution_origin() if run.anchor_is_tool else run_origin()
             attributes[RUN_ORIGIN] = f"{kind_of}:{number:x}"
         else:
             context = trace.set_span_in_context(parent.anchor) if parent.anchor else None

@@ -525,14 +525,18 @@ LOOP_CALLS = [("multiply", {"a": 3, "b": 12}), ("add", {"a": 11, "b": 49})]
 _LOOP_TOOLS: dict[str, BaseTool] = {"add": add, "multiply": multiply}
 
 
-def loop_model(ids: Sequence[str | None] = (None, None)) -> Runnable[Any, BaseMessage]:
-    """The guide's ``llm.bind_tools([add, multiply])``: both calls, then the answer (``ids``:
-    the call ids the model gives, fresh ones for None)."""
-    calls = [
-        {"name": name, "args": args, **({"id": ids[i]} if ids[i] else {})}
-        for i, (name, args) in enumerate(LOOP_CALLS)
+def loop_model(
+    calls: Sequence[tuple[str, dict[str, Any]]] = LOOP_CALLS,
+    ids: Sequence[str] = (),
+    latency: float = 0.0,
+) -> Runnable[Any, BaseMessage]:
+    """The guide's ``llm.bind_tools([add, multiply])``: ``calls`` in one turn, then the answer
+    (``ids``: the call ids the model gives, as a provider reusing ids would; else fresh ones)."""
+    specs = [
+        {"name": name, "args": args, **({"id": ids[i]} if i < len(ids) else {})}
+        for i, (name, args) in enumerate(calls)
     ]
-    model = ScriptedChatModel([{"tool_calls": calls}], final_answer="36 and 60.")
+    model = ScriptedChatModel([{"tool_calls": specs}], final_answer="Done.", latency=latency)
     return model.bind_tools(list(_LOOP_TOOLS.values()))
 
 

@@ -147,7 +147,8 @@ class CallScope:
         self.thread = thread
         """The LangGraph thread of a top-level run (None inside a tool, or without one)."""
         self.origin = origin
-        """Where a top-level run started (None inside a tool): see :func:`find_elsewhere`."""
+        """Where a top-level model or graph run started (None inside a tool, or for a tool
+        invoked on its own, whose scope holds no request): see :func:`find_elsewhere`."""
         self.entries: list[CallEntry] = []
         self.pending: list[CallEntry] = []
         """Requested (or interrupted) calls not yet executed, in request order."""
@@ -232,14 +233,15 @@ def find_retry(
 
 
 def find_elsewhere(
-    scopes: Sequence[CallScope], here: CallScope, call_id: str
+    scopes: Sequence[CallScope], here: CallScope, origin: Origin, call_id: str
 ) -> tuple[CallScope, CallEntry] | None:
     """The waiting request with ``call_id`` in another top-level run, for an execution in the
-    top-level run ``here`` that found none in its own run (or thread).
+    top-level run ``here`` (started at ``origin``) that found none in its own run or thread.
 
     The only such request; else, of several, the only one made in a run that started where
-    ``here`` started (the same asyncio task, or OS thread outside one: concurrent runs never
-    share one); else None. Concurrent runs reusing an id are left apart, never crossed.
+    the execution's run started (the same asyncio task, or OS thread outside one:
+    :func:`tracing.events.run_origin`); else None. Concurrent runs never share an origin, so
+    concurrent runs reusing an id are left apart, never crossed.
     """
     waiting = [
         (scope, entry)
@@ -249,5 +251,5 @@ def find_elsewhere(
         if entry.id == call_id
     ]
     if len(waiting) > 1:
-        waiting = [(scope, entry) for scope, entry in waiting if scope.origin == here.origin]
+        waiting = [(scope, entry) for scope, entry in waiting if scope.origin == origin]
     return waiting[0] if len(waiting) == 1 else None

@@ -259,12 +259,13 @@ class ToolCallRecorder(BaseCallbackHandler):
         parent_run_id: UUID | None,
         metadata: Mapping[str, Any] | None,
         graph: str | None = None,
-        origin: Callable[[], Origin] = run_origin,
+        origin: Callable[[], Origin] | None = run_origin,
     ) -> CallScope:
         """The scope a new run belongs to (caller holds the lock); opens a root when unknown.
 
         ``graph`` is the run's name when it is a chain: a top-level chain names the root agent;
-        ``origin`` tells where a new root started (a tool's: :func:`execution_origin`).
+        ``origin`` tells where a new root started: None for a tool, whose scope holds no
+        request, so its origin is asked only when its execution looks for one (``_elsewhere``).
         """
         if parent_run_id is not None:
             parent = self._runs.get(parent_run_id)
@@ -279,7 +280,7 @@ class ToolCallRecorder(BaseCallbackHandler):
                     entry.children = CallScope(parent.scope.root_run_id, prefix, parent.namespace)
                 return entry.children
         thread = thread_of(metadata)
-        scope = CallScope(run_id, (graph,) if graph else (), (), thread, origin())
+        scope = CallScope(run_id, (graph,) if graph else (), (), thread, origin and origin())
         if thread is not None:
             earlier = self._threads.setdefault(thread, [])
             for previous in earlier:
@@ -508,7 +509,7 @@ class ToolCallRecorder(BaseCallbackHandler):
         given = tool_inputs(inputs)
         args = _tool_args(given, input_str, name)
         with self._lock:
-            scope = self._scope_for(run_id, parent_run_id, metadata, None, execution_origin)
+            scope = self._scope_for(run_id, parent_run_id, metadata, None, None)
             run = _Run(scope, node, graph_namespace(metadata))
             # A new scope with no thread (a tool invoked directly) holds no request to join and
             # no failed call to retry: both searches would find nothing.
@@ -516,7 +517,7 @@ class ToolCallRecorder(BaseCallbackHandler):
             candidates = self._candidates(scope) if joinable else [scope]
             found = find_request(candidates, name, args, call_id) if joinable else None
             if call_id is not None and (found is None or found[1].id != call_id):
-                found = self._elsewhere(scope, call_id) or found
+                found = self._elsewhere(scope, run_id, call_id) or found
             if found is not None:
                 owner, entry = found
                 owner.take(entry)
@@ -603,18 +604,23 @@ class ToolCallRecorder(BaseCallbackHandler):
                 return
             entry.finish("error", _error_text(error), ended)
 
-    def _elsewhere(self, scope: CallScope, call_id: str) -> tuple[CallScope, CallEntry] | None:
-        """The request ``call_id`` names in another top-level run, for an execution in the
-        top-level run ``scope`` (rules in :func:`find_elsewhere`; caller holds the lock)."""
+    def _elsewhere(
+        self, scope: CallScope, run_id: UUID, call_id: str
+    ) -> tuple[CallScope, CallEntry] | None:
+        """The request ``call_id`` names in another top-level run, for the execution ``run_id``
+        in ``scope``, a top-level one (rules in :func:`find_elsewhere`; caller holds the lock)."""
         asked = self._asked.get(call_id)
-        if asked is None or scope.origin is None:
+        if asked is None:
+            return None
+        origin = scope.origin or (execution_origin() if scope.root_run_id == run_id else None)
+        if origin is None:  # inside a tool's run: its requests are in its own scope
             return None
         # forget the runs whose request with this id was answered since
         asked[:] = [s for s in asked if any(e.id == call_id for e in s.pending)]
         if not asked:
             del self._asked[call_id]
             return None
-        return find_elsewhere(asked, scope, call_id)
+        return find_elsewhere(asked, scope, origin, call_id)
 
     def _close_execution(self, run_id: UUID) -> tuple[_Run, CallEntry] | None:
         """Forget a tool run and give its execution; None for a run the recorder never opened

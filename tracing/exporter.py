@@ -77,6 +77,8 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
         """Call id -> the converted groups where a top-level execution with it joined nothing."""
         self._unions: dict[frozenset[str], dict[str, list[ToolCall]]] = {}
         """Groups linked by call ids (a hand-written tool loop), converted together."""
+        self._stale: set[str] = set()
+        """Groups with spans not converted yet (their open ids are not indexed)."""
         self._shut_down = False
 
     # SpanExporter
@@ -124,11 +126,15 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
                 touched.add(view.trace_id)
                 if trace.conversation is None:
                     trace.conversation = conversation_of(view)
-                    self._forget(view.trace_id)  # its group was the trace alone until now
+                    if trace.conversation is not None:  # its group was the trace alone
+                        self._forget(view.trace_id)
+                        self._stale.discard(view.trace_id)
                 if not trace.relevant and relevant_role(view.attributes) is not None:
                     trace.relevant = True
             for trace_id in touched:
-                self._forget(self._key(trace_id))
+                key = self._key(trace_id)
+                self._forget(key)
+                self._stale.add(key)
             if touched:
                 self._unions.clear()
 
@@ -213,6 +219,7 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
         """A group's calls per trace and open ids (cached and indexed; caller holds the lock)."""
         joined = self._joined.get(key)
         if joined is None:
+            self._stale.discard(key)
             joined = self._joined[key] = self._join(self._members(key))
             for call_id in joined.waiting:
                 self._waiting.setdefault(call_id, set()).add(key)
@@ -233,7 +240,7 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
         own = self._converted(key)
         if not own.waiting and not own.unrequested:
             return own.calls
-        for other in {self._key(t) for t in self._traces} - self._joined.keys():
+        for other in list(self._stale):
             self._converted(other)  # every group's open ids are indexed before linking
         component = {key}
         todo = [key]
@@ -248,8 +255,8 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
         linked = frozenset(component)
         calls = self._unions.get(linked)
         if calls is None:
-            traces = [t for t in self._traces if self._key(t) in linked]
-            groups = {t: self._key(t) for t in traces}
+            groups = {t: other for other in linked for t in self._members(other)}
+            traces = list(groups)
             calls = self._unions[linked] = self._join(traces, groups).calls
         return calls
 
@@ -283,3 +290,4 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
             self._waiting.clear()
             self._unrequested.clear()
             self._unions.clear()
+            self._stale.clear()

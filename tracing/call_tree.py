@@ -15,9 +15,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
+from tracing.events import Origin
 from tracing.records import Attempt, CallStatus, ToolCall
 
-__all__ = ["UNREQUESTED", "CallEntry", "CallScope", "find_request", "find_retry"]
+__all__ = [
+    "UNREQUESTED",
+    "CallEntry",
+    "CallScope",
+    "find_elsewhere",
+    "find_request",
+    "find_retry",
+]
 
 UNREQUESTED = 1  # sorts executions nobody asked for after the requested calls of a turn
 
@@ -114,6 +122,7 @@ class CallScope:
         "base",
         "entries",
         "model_turns",
+        "origin",
         "output",
         "pending",
         "prefix",
@@ -128,6 +137,7 @@ class CallScope:
         prefix: tuple[str, ...] = (),
         base: tuple[str, ...] = (),
         thread: str | None = None,
+        origin: Origin | None = None,
     ) -> None:
         self.root_run_id = root_run_id
         self.prefix = prefix
@@ -136,6 +146,9 @@ class CallScope:
         """The LangGraph namespace this scope starts at (the tool run's, for a nested scope)."""
         self.thread = thread
         """The LangGraph thread of a top-level run (None inside a tool, or without one)."""
+        self.origin = origin
+        """Where a top-level model or graph run started (None inside a tool, or for a tool
+        invoked on its own, whose scope holds no request): see :func:`find_elsewhere`."""
         self.entries: list[CallEntry] = []
         self.pending: list[CallEntry] = []
         """Requested (or interrupted) calls not yet executed, in request order."""
@@ -217,3 +230,26 @@ def find_retry(
             elif entry.name == name and entry.args == args:
                 return entry
     return None
+
+
+def find_elsewhere(
+    scopes: Sequence[CallScope], here: CallScope, origin: Origin, call_id: str
+) -> tuple[CallScope, CallEntry] | None:
+    """The waiting request with ``call_id`` in another top-level run, for an execution in the
+    top-level run ``here`` (started at ``origin``) that found none in its own run or thread.
+
+    The only such request; else, of several, the only one made in a run that started where
+    the execution's run started (the same asyncio task, or OS thread outside one:
+    :func:`tracing.events.run_origin`); else None. Concurrent runs never share an origin, so
+    concurrent runs reusing an id are left apart, never crossed.
+    """
+    waiting = [
+        (scope, entry)
+        for scope in scopes
+        if scope is not here
+        for entry in scope.pending
+        if entry.id == call_id
+    ]
+    if len(waiting) > 1:
+        waiting = [(scope, entry) for scope, entry in waiting if scope.origin == origin]
+    return waiting[0] if len(waiting) == 1 else None

@@ -27,23 +27,34 @@ What it records, and how (the rules are docs/capture.md, "What it records"):
   top-level graph's name, each subgraph node of the checkpoint namespace, and, for an agent
   used as a tool, that tool's name (``supervisor/research_agent``).
 
-Scopes. Every top-level run (a graph invoked by the caller, or a tool invoked directly) opens a
-scope; so does every tool run, for whatever runs inside it (an agent used as a tool). Requested
-calls are joined to executions only within one scope, or across the top-level runs of one
-thread, so concurrent runs through one recorder never cross, even when providers reuse ids.
-Turns count per scope: an inner agent's turns start at 0 again.
+Scopes. Every top-level run (a graph, a model or a tool invoked by the caller) opens a scope;
+so does every tool run, for whatever runs inside it (an agent used as a tool). Turns count per
+scope: an inner agent's turns start at 0 again. An execution joins a request:
+
+1. in its own scope, then in the earlier top-level runs of its LangGraph thread, by the rules
+   above (a paused call resumed by a later run);
+2. else, when it carries a call id and runs in a top-level scope, in another top-level run:
+   LangChain's tool-calling guide calls the model, then each tool with the model's call, each
+   an ``invoke`` of its own, so each a top-level run. It joins the request waiting with that id
+   when exactly one does; of several (providers reuse ids: ``call_1`` in every conversation),
+   the one made in a run that started where its own run started (the same asyncio task, or OS
+   thread outside one, :func:`~tracing.events.run_origin`), when exactly one was; else none,
+   and both stay apart. Concurrent runs never share a task or thread, so concurrent runs
+   through one recorder never cross, even when they reuse ids; two conversations interleaved
+   by hand in one thread with reused ids are left apart.
 
 Order (``calls()``): top-level runs in the order they started; within a scope by turn, then the
 position in the model's request, then executions nobody requested (a tool invoked directly), in
 start order, after the requested calls of the same turn. The calls made inside a tool's run
-come right after that tool's own call (depth first). A call joined across runs of a thread
-stays where it was requested. Never arrival order, which parallel tool execution scrambles.
+come right after that tool's own call (depth first). A call joined across top-level runs stays
+where it was requested (``calls_by_run()`` lists it under the requesting run). Never arrival
+order, which parallel tool execution scrambles.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import time_ns as _now  # one global lookup per event, not two
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -53,12 +64,21 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.runnables import RunnableConfig
 
-from tracing.call_tree import UNREQUESTED, CallEntry, CallScope, find_request, find_retry
+from tracing.call_tree import (
+    UNREQUESTED,
+    CallEntry,
+    CallScope,
+    find_elsewhere,
+    find_request,
+    find_retry,
+)
 from tracing.events import (
+    Origin,
     agent_path,
     answered_call_id,
     content_text,
     event_name,
+    execution_origin,
     graph_namespace,
     invalid_requests,
     is_error_message,
@@ -66,6 +86,7 @@ from tracing.events import (
     node_of,
     plain_result,
     reply_message,
+    run_origin,
     thread_of,
     tool_call_id_of,
     tool_inputs,
@@ -157,6 +178,8 @@ class ToolCallRecorder(BaseCallbackHandler):
         self._runs: dict[UUID, _Run] = {}
         self._roots: list[CallScope] = []
         self._threads: dict[str, list[CallScope]] = {}
+        self._asked: dict[str, list[CallScope]] = {}
+        """Call id -> the top-level runs that requested it (pruned when looked up)."""
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -220,6 +243,7 @@ class ToolCallRecorder(BaseCallbackHandler):
             self._runs.clear()
             self._roots.clear()
             self._threads.clear()
+            self._asked.clear()
 
     def turn(self) -> RecorderTurn:
         """``with recorder.turn() as turn:`` — the calls of the runs started in the block."""
@@ -235,10 +259,13 @@ class ToolCallRecorder(BaseCallbackHandler):
         parent_run_id: UUID | None,
         metadata: Mapping[str, Any] | None,
         graph: str | None = None,
+        origin: Callable[[], Origin] | None = run_origin,
     ) -> CallScope:
         """The scope a new run belongs to (caller holds the lock); opens a root when unknown.
 
-        ``graph`` is the run's name when it is a chain: a top-level chain names the root agent.
+        ``graph`` is the run's name when it is a chain: a top-level chain names the root agent;
+        ``origin`` tells where a new root started: None for a tool, whose scope holds no
+        request, so its origin is asked only when its execution looks for one (``_elsewhere``).
         """
         if parent_run_id is not None:
             parent = self._runs.get(parent_run_id)
@@ -253,7 +280,7 @@ class ToolCallRecorder(BaseCallbackHandler):
                     entry.children = CallScope(parent.scope.root_run_id, prefix, parent.namespace)
                 return entry.children
         thread = thread_of(metadata)
-        scope = CallScope(run_id, (graph,) if graph else (), (), thread)
+        scope = CallScope(run_id, (graph,) if graph else (), (), thread, origin and origin())
         if thread is not None:
             earlier = self._threads.setdefault(thread, [])
             for previous in earlier:
@@ -415,6 +442,11 @@ class ToolCallRecorder(BaseCallbackHandler):
         entry.error = error
         scope.entries.append(entry)
         scope.pending.append(entry)
+        if call_id is not None and scope.origin is not None:
+            # a top-level run's request: an execution in another top-level run may answer it
+            asked = self._asked.setdefault(call_id, [])
+            if not asked or asked[-1] is not scope:
+                asked.append(scope)
 
     def _add_invalid(
         self, scope: CallScope, call: Mapping[str, Any], turn: int, position: int, run: _Run
@@ -477,13 +509,15 @@ class ToolCallRecorder(BaseCallbackHandler):
         given = tool_inputs(inputs)
         args = _tool_args(given, input_str, name)
         with self._lock:
-            scope = self._scope_for(run_id, parent_run_id, metadata)
+            scope = self._scope_for(run_id, parent_run_id, metadata, None, None)
             run = _Run(scope, node, graph_namespace(metadata))
             # A new scope with no thread (a tool invoked directly) holds no request to join and
             # no failed call to retry: both searches would find nothing.
             joinable = bool(scope.pending or scope.entries) or scope.thread is not None
             candidates = self._candidates(scope) if joinable else [scope]
             found = find_request(candidates, name, args, call_id) if joinable else None
+            if call_id is not None and (found is None or found[1].id != call_id):
+                found = self._elsewhere(scope, run_id, call_id) or found
             if found is not None:
                 owner, entry = found
                 owner.take(entry)
@@ -569,6 +603,24 @@ class ToolCallRecorder(BaseCallbackHandler):
                 run.owner.pending.append(entry)
                 return
             entry.finish("error", _error_text(error), ended)
+
+    def _elsewhere(
+        self, scope: CallScope, run_id: UUID, call_id: str
+    ) -> tuple[CallScope, CallEntry] | None:
+        """The request ``call_id`` names in another top-level run, for the execution ``run_id``
+        in ``scope``, a top-level one (rules in :func:`find_elsewhere`; caller holds the lock)."""
+        asked = self._asked.get(call_id)
+        if asked is None:
+            return None
+        origin = scope.origin or (execution_origin() if scope.root_run_id == run_id else None)
+        if origin is None:  # inside a tool's run: its requests are in its own scope
+            return None
+        # forget the runs whose request with this id was answered since
+        asked[:] = [s for s in asked if any(e.id == call_id for e in s.pending)]
+        if not asked:
+            del self._asked[call_id]
+            return None
+        return find_elsewhere(asked, scope, origin, call_id)
 
     def _close_execution(self, run_id: UUID) -> tuple[_Run, CallEntry] | None:
         """Forget a tool run and give its execution; None for a run the recorder never opened

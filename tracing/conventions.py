@@ -60,6 +60,14 @@ AGENT_PATH = "harness.agent.path"
 """SpanEmitter: the agent path of a tool or chat span's run (docs/capture.md "What it records")."""
 LANGGRAPH_NODE = "harness.langgraph.node"
 """SpanEmitter: the LangGraph node of a tool or chat span's run."""
+RUN_ORIGIN = "harness.run.origin"
+"""SpanEmitter, on a top-level run's span: where the run started (``task:<hex>`` for an asyncio
+task, else ``thread:<hex>``). Runs of one origin follow one another; concurrent ones differ."""
+STRUCTURED_OUTPUT_EVENT = "harness.structured_output"
+"""SpanEmitter: an event on an agent's span when a run of it returned a ``structured_response``
+(tracing/final_answer.py); ``STRUCTURED_CALL_IDS`` lists the calls its state answered, and those
+no tool ran are the structured-output bookkeeping calls, not tool calls."""
+STRUCTURED_CALL_IDS = "harness.tool_call.ids"
 AGENT_NAME = "gen_ai.agent.name"
 
 CONVERSATION_KEYS = (

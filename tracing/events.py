@@ -1,13 +1,17 @@
 """What a LangChain callback event means: pure readings shared by the recorder and the emitter.
 
-No state and no side effects: each function takes an event's payload and says what it holds, so
+No state: each function takes an event's payload (or, for :func:`run_origin` and
+:func:`execution_origin`, the task or thread delivering it) and says what it holds, so
 :class:`~tracing.callback.ToolCallRecorder` and :class:`~tracing.spans.SpanEmitter` read events
 the same way and cannot drift apart.
 """
 
 from __future__ import annotations
 
+from asyncio import _get_running_loop, current_task
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
+from threading import get_ident
 from typing import Any, TypeGuard
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -20,6 +24,7 @@ __all__ = [
     "answered_call_id",
     "content_text",
     "event_name",
+    "execution_origin",
     "graph_namespace",
     "invalid_requests",
     "is_error_message",
@@ -28,6 +33,7 @@ __all__ = [
     "node_of",
     "plain_result",
     "reply_message",
+    "run_origin",
     "thread_of",
     "tool_call_id_of",
     "tool_inputs",
@@ -164,6 +170,44 @@ def thread_of(metadata: Mapping[str, Any] | None) -> str | None:
     if isinstance(thread, (str, int)) and not isinstance(thread, bool) and str(thread):
         return str(thread)
     return None
+
+
+Origin = tuple[str, int]
+"""Where a top-level run started: ``("task", id)`` of an asyncio task, else ``("thread", id)``."""
+
+_ORIGIN: ContextVar[Origin | None] = ContextVar("toolcall_harness_origin", default=None)
+"""The origin of the last top-level model or graph run started in this context, so the work it
+hands on (a tool on an executor thread, a task it starts) is known to come from there."""
+
+
+def _here() -> Origin:
+    if _get_running_loop() is not None:
+        task = current_task()
+        if task is not None:
+            return ("task", id(task))
+    return ("thread", get_ident())
+
+
+def run_origin() -> Origin:
+    """Where a top-level model or graph run starts (a run that may ask for tool calls): its
+    asyncio task, else its OS thread (handlers run inline, on the caller's task or thread).
+
+    Remembered in the context: LangChain runs a sync tool's ``ainvoke`` on an executor thread
+    in a copy of the task's context, and a task started there (``asyncio.gather``) copies it
+    too, so :func:`execution_origin` finds where such a tool was called from. Concurrent runs
+    have different origins; runs of one origin follow one another. An id can be reused once
+    its task or thread is gone, which only ever pairs a run with earlier ones.
+    """
+    origin = _here()
+    if _ORIGIN.get() != origin:
+        _ORIGIN.set(origin)
+    return origin
+
+
+def execution_origin() -> Origin:
+    """Where a top-level tool run comes from: the origin of the last model or graph run started
+    in this context or the one it was copied from (:func:`run_origin`), else its own."""
+    return _ORIGIN.get() or _here()
 
 
 def graph_namespace(metadata: Mapping[str, Any] | None) -> tuple[str, ...]:

@@ -4,7 +4,10 @@ The exporter only collects: it groups the spans the conversion needs by trace (t
 spans, each trace's root, the spans where LangGraph paused a run; the parent link of every other
 span) and converts on read. Traces of one conversation (the same LangGraph thread: a run paused
 by ``interrupt()`` and the run resuming it) are converted together, so a call requested in one
-and executed in the next is one call; it belongs to the trace that requested it. The conversion
+and executed in the next is one call; it belongs to the trace that requested it. So are the
+traces of separate runs that call ids link: a tool-calling loop written by hand (the model, then
+each tool with the model's call, each invoked on its own) joins its executions to the requests
+they answer by id, as the recorder does (:func:`~tracing.joining.join_traces`). The conversion
 works on :class:`~tracing.span_view.SpanView`, shared with the OTLP JSON reader; reading one
 span is :mod:`tracing.span_reading`, joining requests and executions is :mod:`tracing.joining`.
 """
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from tracing.joining import calls_by_trace, calls_from_spans
+from tracing.joining import Joined, calls_from_spans, join_traces
 from tracing.records import ToolCall
 from tracing.span_reading import RAW_ARGUMENTS_KEY, conversation_of, keeps, relevant_role
 from tracing.span_view import SpanEvent, SpanStatus, SpanView
@@ -65,8 +68,17 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
         """Start empty."""
         self._lock = threading.Lock()
         self._traces: dict[str, _Trace] = {}
-        self._cache: dict[tuple[str, ...], dict[str, list[ToolCall]]] = {}
-        """Converted conversations (their trace ids -> calls per trace); reset on any span."""
+        self._joined: dict[str, Joined] = {}
+        """Converted conversations, by group (the thread, else the trace id); dropped when one
+        of its traces gets a span."""
+        self._waiting: dict[str, set[str]] = {}
+        """Call id -> the converted groups where a top-level request with it waits."""
+        self._unrequested: dict[str, set[str]] = {}
+        """Call id -> the converted groups where a top-level execution with it joined nothing."""
+        self._unions: dict[frozenset[str], dict[str, list[ToolCall]]] = {}
+        """Groups linked by call ids (a hand-written tool loop), converted together."""
+        self._stale: set[str] = set()
+        """Groups with spans not converted yet (their open ids are not indexed)."""
         self._shut_down = False
 
     # SpanExporter
@@ -99,21 +111,32 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
     ) -> None:
         """Add span views, and (trace id, span id, parent id) links of other spans."""
         with self._lock:
+            touched: set[str] = set()
             for trace_id, span_id, parent_id in links:
                 trace = self._traces.get(trace_id)
                 if trace is None:
                     trace = self._traces[trace_id] = _Trace()
                 trace.parents[span_id] = parent_id
+                touched.add(trace_id)
             for view in views:
                 trace = self._traces.get(view.trace_id)
                 if trace is None:
                     trace = self._traces[view.trace_id] = _Trace()
                 trace.spans.append(view)
+                touched.add(view.trace_id)
                 if trace.conversation is None:
                     trace.conversation = conversation_of(view)
+                    if trace.conversation is not None:  # its group was the trace alone
+                        self._forget(view.trace_id)
+                        self._stale.discard(view.trace_id)
                 if not trace.relevant and relevant_role(view.attributes) is not None:
                     trace.relevant = True
-            self._cache.clear()
+            for trace_id in touched:
+                key = self._key(trace_id)
+                self._forget(key)
+                self._stale.add(key)
+            if touched:
+                self._unions.clear()
 
     # SpanProcessor
     def on_start(self, span: Any, parent_context: Context | None = None) -> None:
@@ -146,7 +169,9 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
         """The calls of one trace in request order (all traces, one after the other, if None).
 
         A trace's calls are those it requested (or executed unrequested), joined with the other
-        traces of its conversation: a call paused in one run and resumed in the next is one call.
+        traces of its conversation, and with the traces call ids link it to: a call paused in
+        one run and resumed in the next, or requested in one and executed in another, is one
+        call.
         """
         if trace_id is None:
             return [call for tid in self.trace_ids() for call in self.calls(tid)]
@@ -155,7 +180,13 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
             trace = self._traces.get(key)
             if trace is None or not trace.relevant:
                 return []
-            return list(self._converted(self._group(key)).get(key, []))
+            return list(self._linked(self._key(key)).get(key, []))
+
+    def _key(self, trace_id: str) -> str:
+        """The group of a trace: its conversation (LangGraph thread), else itself."""
+        trace = self._traces.get(trace_id)
+        conversation = trace.conversation if trace is not None else None
+        return f"conversation:{conversation}" if conversation is not None else trace_id
 
     def _group(self, trace_id: str) -> tuple[str, ...]:
         """The traces sharing this trace's conversation, in arrival order (caller holds lock)."""
@@ -164,14 +195,70 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
             return (trace_id,)
         return tuple(t for t, trace in self._traces.items() if trace.conversation == conversation)
 
-    def _converted(self, group: tuple[str, ...]) -> dict[str, list[ToolCall]]:
-        """The calls of a conversation's traces, per trace (cached; caller holds the lock)."""
-        cached = self._cache.get(group)
-        if cached is None:
-            spans = [view for t in group for view in self._traces[t].spans]
-            parents = {k: v for t in group for k, v in self._traces[t].parents.items()}
-            cached = self._cache[group] = calls_by_trace(spans, parents)
-        return cached
+    def _members(self, key: str) -> tuple[str, ...]:
+        """The traces of a group, in arrival order (caller holds the lock)."""
+        if key in self._traces and self._traces[key].conversation is None:
+            return (key,)
+        return tuple(t for t in self._traces if self._key(t) == key)
+
+    def _forget(self, key: str) -> None:
+        """Drop a group's conversion and its open ids (caller holds the lock)."""
+        joined = self._joined.pop(key, None)
+        if joined is None:
+            return
+        indexed = ((self._waiting, joined.waiting), (self._unrequested, joined.unrequested))
+        for index, ids in indexed:
+            for call_id in ids:
+                groups = index.get(call_id)
+                if groups is not None:
+                    groups.discard(key)
+                    if not groups:
+                        del index[call_id]
+
+    def _converted(self, key: str) -> Joined:
+        """A group's calls per trace and open ids (cached and indexed; caller holds the lock)."""
+        joined = self._joined.get(key)
+        if joined is None:
+            self._stale.discard(key)
+            joined = self._joined[key] = self._join(self._members(key))
+            for call_id in joined.waiting:
+                self._waiting.setdefault(call_id, set()).add(key)
+            for call_id in joined.unrequested:
+                self._unrequested.setdefault(call_id, set()).add(key)
+        return joined
+
+    def _join(self, traces: Iterable[str], groups: dict[str, str] | None = None) -> Joined:
+        items = [self._traces[t] for t in traces]
+        spans = [view for trace in items for view in trace.spans]
+        parents = {k: v for trace in items for k, v in trace.parents.items()}
+        return join_traces(spans, parents, groups)
+
+    def _linked(self, key: str) -> dict[str, list[ToolCall]]:
+        """The calls per trace of a group, joined with the groups whose requests its
+        executions answer by call id, or whose executions answer its requests (a tool loop
+        written by hand, each model and tool call a run of its own; caller holds the lock)."""
+        own = self._converted(key)
+        if not own.waiting and not own.unrequested:
+            return own.calls
+        for other in list(self._stale):
+            self._converted(other)  # every group's open ids are indexed before linking
+        component = {key}
+        todo = [key]
+        while todo:
+            joined = self._converted(todo.pop())
+            found = {g for i in joined.unrequested for g in self._waiting.get(i, ())}
+            found |= {g for i in joined.waiting for g in self._unrequested.get(i, ())}
+            todo.extend(found - component)
+            component |= found
+        if len(component) == 1:
+            return own.calls
+        linked = frozenset(component)
+        calls = self._unions.get(linked)
+        if calls is None:
+            groups = {t: other for other in linked for t in self._members(other)}
+            traces = list(groups)
+            calls = self._unions[linked] = self._join(traces, groups).calls
+        return calls
 
     def sample(
         self,
@@ -199,4 +286,8 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
         """Forget every collected span."""
         with self._lock:
             self._traces.clear()
-            self._cache.clear()
+            self._joined.clear()
+            self._waiting.clear()
+            self._unrequested.clear()
+            self._unions.clear()
+            self._stale.clear()

@@ -1,7 +1,8 @@
 """Joining spans: requested calls to executed calls, in request order (docs/capture.md).
 
 The input is the spans of one trace, or of the traces of one conversation (one LangGraph
-thread: a run, and the runs resuming it after a pause). The calls come out in request order:
+thread: a run, and the runs resuming it after a pause), or of groups of such traces that
+separate runs link by call ids (:func:`join_traces`). The calls come out in request order:
 the chat spans that carry the model's requested calls, sorted by end time (a request is known
 when the model's turn ends), then by position in the request. Tool spans, in start order, join
 a request by the same rules as :class:`~tracing.callback.ToolCallRecorder`:
@@ -11,7 +12,12 @@ a request by the same rules as :class:`~tracing.callback.ToolCallRecorder`:
   any, when the tool span has none; one made before the tool started first;
 * else the call, requested or not, whose last attempt failed, with the same id (else the same
   name and arguments): a retry, one more attempt of the same call;
+* else, for a top-level tool span with a call id, the request of another group waiting with
+  that id (:func:`join_traces`: a tool-calling loop written by hand, each call a trace);
 * else no request: a tool invoked directly (or content capture off), at its start time.
+
+A request a ``structured_response`` state answered and no tool ran is bookkeeping, left out
+(tracing/final_answer.py; the span naming it: :func:`~tracing.span_reading.structured_output_ids`).
 
 Joining recovers what a convention loses on the tool span (OpenInference: the id and the
 parameter name of a single string argument). A request no tool span joins stays a call with
@@ -19,7 +25,8 @@ status ``requested``, ``invalid`` when its arguments were not JSON, or ``interru
 conversation ends paused (a LangGraph interrupt after it, before the model's next turn, and no
 run after it). A tool span paused by ``interrupt()`` is no attempt: the resumed run executes
 the tool again. The agent path is the one the span carries (SpanEmitter), else the root
-span's agent name, the tool names of the scopes above, and the namespace the convention keeps.
+span's agent name (none for a model or tool invoked directly), the tool names of the scopes
+above, and the namespace the convention keeps.
 
 Requests and executions join only within one scope (the nearest tool span above them), so an
 agent used as a tool keeps its own calls, which come right after that tool's call, depth first.
@@ -31,7 +38,7 @@ import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tracing.conventions import ERROR_TYPE, CallSpanKind, Convention, classify
+from tracing.conventions import ERROR_TYPE, RUN_ORIGIN, CallSpanKind, Convention, classify
 from tracing.events import agent_path
 from tracing.records import Attempt, CallStatus, ToolCall
 from tracing.span_reading import (
@@ -43,11 +50,12 @@ from tracing.span_reading import (
     interrupt_time,
     requested_calls,
     root_agent_name,
+    structured_output_ids,
     tool_responses,
 )
 from tracing.span_view import SpanView
 
-__all__ = ["calls_by_trace", "calls_from_classified", "calls_from_spans"]
+__all__ = ["Joined", "calls_by_trace", "calls_from_classified", "calls_from_spans", "join_traces"]
 
 Key = tuple[int, int, int, int]
 
@@ -110,11 +118,44 @@ def calls_by_trace(
     A call requested in one run and executed in the next (a pause, then a resume) belongs to
     the run that requested it; an unrequested execution to the run that executed it.
     """
-    grouped: dict[str, list[ToolCall]] = {}
+    return join_traces(spans, parents).calls
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """The calls of a set of traces, keyed by trace, and the top-level ids left open: what
+    :class:`~tracing.exporter.ToolCallSpanExporter` needs to join traces of separate runs."""
+
+    calls: dict[str, list[ToolCall]]
+    waiting: frozenset[str]
+    """Ids of top-level requests no execution took."""
+    unrequested: frozenset[str]
+    """Ids of top-level executions that joined no request."""
+
+
+def join_traces(
+    spans: Iterable[SpanView],
+    parents: Mapping[str, str | None] | None = None,
+    groups: Mapping[str, str] | None = None,
+) -> Joined:
+    """:func:`calls_by_trace`, with the ids left open; ``groups`` maps trace id -> group.
+
+    Without ``groups`` the traces are one conversation, joined as one. With it, traces of one
+    group are joined as a conversation, and an execution at the top level of one group joins a
+    request of another only by its call id: the only request waiting with that id, made before
+    it started; else, of several, the only one made in a run of the same
+    ``harness.run.origin`` (the recorder's rule, :func:`tracing.call_tree.find_elsewhere`);
+    else none.
+    """
     items = [(span, classify(span.attributes)) for span in spans]
-    for trace_id, call in _convert(items, parents or {}):
+    chats, executions, links, info = _gather(items, parents or {})
+    info.groups = groups
+    info.ends = ([], [])
+    grouped: dict[str, list[ToolCall]] = {}
+    for trace_id, call in _join(chats, executions, links, info):
         grouped.setdefault(trace_id, []).append(call)
-    return grouped
+    waiting, unrequested = info.ends
+    return Joined(grouped, frozenset(waiting), frozenset(unrequested))
 
 
 _MAX_DEPTH = 10_000
@@ -131,6 +172,15 @@ class _Trace:
     starts: list[int] = field(default_factory=list)
     pauses: list[int] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
+    origins: dict[str, str] = field(default_factory=dict)
+    """Trace id -> the ``harness.run.origin`` of its root (SpanEmitter)."""
+    structured: list[tuple[SpanView, set[str]]] = field(default_factory=list)
+    """Spans naming the calls a ``structured_response`` state answered, with those ids."""
+    groups: Mapping[str, str] | None = None
+    """Trace id -> group, when the traces are not all one conversation (:func:`join_traces`)."""
+    ends: tuple[list[str], list[str]] | None = None
+    """Filled, when set, with the ids of top-level requests left waiting and of top-level
+    executions that joined no request (:class:`Joined`)."""
 
 
 _Gathered = tuple[
@@ -157,15 +207,21 @@ def _gather(
     for span, kind in spans:
         parent_id = links[span.span_id] = span.parent_id
         if parent_id is None:
-            # a tool invoked directly is its own root: it runs in no agent (as the recorder says)
-            tool_root = kind is not None and kind[0] == "tool"
-            info.root_names[span.trace_id] = None if tool_root else root_agent_name(span)
+            # a tool or model invoked directly is its own root: it runs in no agent (as the
+            # recorder says)
+            info.root_names[span.trace_id] = None if kind is not None else root_agent_name(span)
             info.starts.append(span.start_ns)
+            origin = span.attributes.get(RUN_ORIGIN)
+            if isinstance(origin, str):
+                info.origins[span.trace_id] = origin
         if span.events or ERROR_TYPE in span.attributes:  # else no pause: skip the reading
             paused = interrupt_time(span)
             if paused is not None:
                 info.pauses.append(paused)
-        if kind is None:
+        if kind is None:  # a root, a pause, or a graph's span: maybe structured output
+            structured = structured_output_ids(span)
+            if structured:
+                info.structured.append((span, structured))
             continue
         role, convention = kind
         if role == "chat":
@@ -287,6 +343,50 @@ def _find_waiting(slots: Sequence[_Slot], execution: ExecutedCall) -> _Slot | No
     return _before(named, started)
 
 
+def _find_elsewhere(slots: Sequence[_Slot], execution: ExecutedCall, info: _Trace) -> _Slot | None:
+    """The request of another group this top-level execution runs, by its call id (rule in
+    :func:`join_traces`)."""
+    groups = info.groups or {}
+    group = groups.get(execution.span.trace_id)
+    started = execution.span.start_ns
+    waiting = [
+        slot
+        for slot in slots
+        if slot.request is not None
+        and slot.request.id == execution.id
+        and groups.get(slot.trace_id) != group
+        and slot.request.order[0] <= started
+        and slot.waiting()
+    ]
+    if len(waiting) > 1:
+        origin = info.origins.get(execution.span.trace_id)
+        waiting = [s for s in waiting if origin and info.origins.get(s.trace_id) == origin]
+    return waiting[0] if len(waiting) == 1 else None
+
+
+def _structured(slot: _Slot, trace_id: str, ids: set[str]) -> bool:
+    """Is this a structured-output call of the run ``trace_id`` (its state answered it, no
+    tool ran it)? Bookkeeping, left out as the recorder leaves it out (final_answer.py)."""
+    request = slot.request
+    return (
+        request is not None
+        and request.id in ids
+        and not slot.executions
+        and not request.invalid
+        and slot.trace_id == trace_id
+    )
+
+
+def _open_ends(slots: Iterable[_Slot], ends: tuple[list[str], list[str]]) -> None:
+    """The ids of the top-level requests left waiting, and of the executions nobody requested."""
+    waiting, unrequested = ends
+    for slot in slots:
+        if slot.request is None:
+            unrequested.extend(e.id for e in slot.executions if e.id is not None)
+        elif slot.request.id is not None and slot.waiting():
+            waiting.append(slot.request.id)
+
+
 def _same_arguments(a: ExecutedCall, b: ExecutedCall) -> bool:
     return a.args == b.args and a.raw_args == b.raw_args
 
@@ -315,6 +415,8 @@ def _join(
     """The calls in request order: most traces have no chat span and tool spans that all
     succeeded at the top level, and :func:`_unrequested` joins those in a single pass."""
     if not chats and _all_top_level_successes(executions, links):
+        if info.ends is not None:
+            info.ends[1].extend(e.id for e in executions if e.id is not None)
         return _unrequested(executions, info.root_names)
     return _join_requests(chats, executions, links, info)
 
@@ -356,18 +458,34 @@ def _join_requests(
         times.append((span.start_ns, span.end_ns))
 
     executions.sort(key=_start_order)
+    groups = info.groups
     for execution in executions:
         scope = scope_of(execution.span)
         scoped = slots.setdefault(scope, [])
+        own = scoped
+        if groups is not None and scope is None:
+            group = groups.get(execution.span.trace_id)
+            own = [slot for slot in scoped if groups.get(slot.trace_id) == group]
         # without a request in the trace, no execution can be waited for (most traces)
-        found = _find_waiting(scoped, execution) if requested else None
-        if found is None and scoped:
-            found = _find_retry(scoped, execution)
+        found = _find_waiting(own, execution) if requested else None
+        if (
+            own is not scoped
+            and execution.id is not None
+            and (found is None or found.call_id() != execution.id)
+        ):
+            found = _find_elsewhere(scoped, execution, info) or found
+        if found is None and own:
+            found = _find_retry(own, execution)
         if found is None:
             started = execution.span.start_ns
             found = _Slot(None, scope, (started, started, 0, 1), execution.span.trace_id)
             scoped.append(found)
         found.executions.append(execution)
+    for span, ids in info.structured:
+        scoped = slots.get(scope_of(span), [])
+        scoped[:] = [slot for slot in scoped if not _structured(slot, span.trace_id, ids)]
+    if info.ends is not None:
+        _open_ends(slots.get(None, ()), info.ends)
 
     keyed: dict[str | None, list[tuple[Key, tuple[str, ...], str, ToolCall]]] = {}
     for scope, scoped in slots.items():

@@ -44,7 +44,7 @@ from tracing.frozen import quick_init
 from tracing.joining import calls_from_classified
 from tracing.otlp_decode import KnownIds, SpanFields, span_fields, spans_of, why_skipped
 from tracing.records import ToolCall
-from tracing.span_reading import keeps
+from tracing.span_reading import holds_structure, keeps
 from tracing.span_view import SpanView
 
 __all__ = [
@@ -120,8 +120,11 @@ class OtlpTrace:
 
     @property
     def has_calls(self) -> bool:
-        """Whether it has a tool or chat span."""
-        return any(kind is not None for kind in self.span_kinds)
+        """Whether it has a tool or chat span (its root may be one: a tool or model invoked on
+        its own is a trace of one span)."""
+        if any(kind is not None for kind in self.span_kinds):
+            return True
+        return self.root is not None and classify(self.root.attributes) is not None
 
     def calls(self) -> list[ToolCall]:
         """Its tool calls in request order (empty without tool spans).
@@ -130,13 +133,15 @@ class OtlpTrace:
         one run and resumed in the next is two calls); ToolCallSpanExporter joins them.
         """
         kinds = self.span_kinds
-        if not any(kinds):  # a kind is a (role, convention) pair, never false; else None
-            return []
         root = self.root
+        # a kind is a (role, convention) pair, never false; else None
         if root is None:
-            return calls_from_classified(self.spans, kinds, self.parents)
+            return calls_from_classified(self.spans, kinds, self.parents) if any(kinds) else []
+        root_kind = classify(root.attributes)
+        if root_kind is None and not any(kinds):
+            return []
         spans = (*self.spans, root)
-        return calls_from_classified(spans, (*kinds, classify(root.attributes)), self.parents)
+        return calls_from_classified(spans, (*kinds, root_kind), self.parents)
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,9 +272,13 @@ class OtlpJsonReader:
                 # keeps(), with the span classified once for the conversion; only the spans
                 # kept become SpanViews, the others are a parent link
                 kind = classify(attributes)
-                if kind is not None or (
-                    (events or ERROR_TYPE in attributes)
-                    and keeps(attributes, parent_id, [(e.name, e.attributes) for e in events])
+                if (
+                    kind is not None
+                    or (
+                        (events or ERROR_TYPE in attributes)
+                        and keeps(attributes, parent_id, [(e.name, e.attributes) for e in events])
+                    )
+                    or holds_structure(attributes)
                 ):
                     trace.views.append(SpanView(*fields))
                     trace.kinds.append(kind)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from langchain_core.messages import messages_from_dict
 
 from tracing.conventions import (
     AGENT_NAME,
@@ -32,12 +33,15 @@ from tracing.conventions import (
     INTERRUPT_TYPES,
     OPENINFERENCE,
     OPENINFERENCE_METADATA,
+    STRUCTURED_CALL_IDS,
+    STRUCTURED_OUTPUT_EVENT,
     TRACELOOP,
     Convention,
     SpanRole,
     classify,
 )
 from tracing.events import namespace_nodes
+from tracing.final_answer import STRUCTURED_RESPONSE_KEY, structured_call_ids
 from tracing.records import RAW_ARGUMENTS_KEY, CallStatus, InvalidToolCall, parse_arguments
 from tracing.span_view import SpanView
 
@@ -48,6 +52,7 @@ __all__ = [
     "Where",
     "conversation_of",
     "executed_call",
+    "holds_structure",
     "interrupt_time",
     "json_value",
     "keeps",
@@ -55,6 +60,7 @@ __all__ = [
     "relevant_role",
     "requested_calls",
     "root_agent_name",
+    "structured_output_ids",
     "tool_responses",
 ]
 
@@ -77,15 +83,47 @@ def keeps(
     events: Iterable[tuple[str, Mapping[str, Any]]],
 ) -> bool:
     """Does the tool-call conversion need this span: a tool or chat span, a trace's root (the
-    agent's name, when a run started), or a span where LangGraph paused the run?"""
+    agent's name, when a run started), a span where LangGraph paused the run, or one naming
+    structured-output calls?"""
     if parent_id is None or relevant_role(attributes) is not None:
         return True
-    if _is_interrupt_type(attributes.get(ERROR_TYPE)):
+    if _is_interrupt_type(attributes.get(ERROR_TYPE)) or holds_structure(attributes):
         return True
     return any(
-        name == EXCEPTION_EVENT and _is_interrupt_type(attrs.get(EXCEPTION_TYPE))
+        (name == EXCEPTION_EVENT and _is_interrupt_type(attrs.get(EXCEPTION_TYPE)))
+        or name == STRUCTURED_OUTPUT_EVENT
         for name, attrs in events
     )
+
+
+_TRACELOOP_KIND = "traceloop.span.kind"
+_TRACELOOP_OUTPUT = "traceloop.entity.output"
+_STATE_OUTPUTS = (OPENINFERENCE.result, _TRACELOOP_OUTPUT)
+"""Where OpenInference (a graph's chain span, ``output.value``) and Traceloop (its workflow
+span) write the state a graph returned."""
+_STRUCTURED_KEY = f'"{STRUCTURED_RESPONSE_KEY}"'
+
+
+def holds_structure(attributes: Mapping[str, Any]) -> bool:
+    """Is this a Traceloop workflow span whose returned state has a ``structured_response``
+    (one span a graph run, kept for it; OpenInference writes the state on the root, kept)?"""
+    return attributes.get(_TRACELOOP_KIND) == "workflow" and _has_structure(
+        attributes.get(_TRACELOOP_OUTPUT)
+    )
+
+
+def _has_structure(text: Any) -> bool:
+    """Does this JSON text hold a ``structured_response`` that is not null? Read without
+    decoding: ``create_agent`` writes the key, null, in every state it returns."""
+    if not isinstance(text, str):
+        return False
+    start = text.find(_STRUCTURED_KEY)
+    while start != -1:
+        end = start + len(_STRUCTURED_KEY)
+        if not text[end : end + 16].lstrip(" :").startswith("null"):
+            return True
+        start = text.find(_STRUCTURED_KEY, end)
+    return False
 
 
 def interrupt_time(span: SpanView) -> int | None:
@@ -100,6 +138,48 @@ def interrupt_time(span: SpanView) -> int | None:
     if _is_interrupt_type(span.attributes.get(ERROR_TYPE)):
         return span.end_ns
     return None
+
+
+def structured_output_ids(span: SpanView) -> set[str]:
+    """The calls a ``structured_response`` state answered (tracing/final_answer.py): named by
+    SpanEmitter's ``harness.structured_output`` events, or read from the state OpenInference or
+    Traceloop wrote on a graph's span. Empty for any other span."""
+    ids: set[str] = set()
+    for event in span.events:
+        if event.name == STRUCTURED_OUTPUT_EVENT:
+            value = event.attributes.get(STRUCTURED_CALL_IDS)
+            if isinstance(value, (list, tuple)):
+                ids.update(item for item in value if isinstance(item, str))
+    for key in _STATE_OUTPUTS:
+        text = span.attributes.get(key)
+        if _has_structure(text):
+            ids.update(_state_structured_ids(_loads(text)))
+    return ids
+
+
+def _state_structured_ids(decoded: Any) -> frozenset[str]:
+    """:func:`~tracing.final_answer.structured_call_ids` of a state serialised by a tracer."""
+    state = decoded.get("outputs", decoded) if isinstance(decoded, Mapping) else None
+    if not isinstance(state, Mapping) or state.get(STRUCTURED_RESPONSE_KEY) is None:
+        return frozenset()
+    messages = state.get("messages")
+    serialised = [_message_dict(m) for m in messages] if isinstance(messages, list) else []
+    try:
+        revived = messages_from_dict([m for m in serialised if m is not None])
+    except (ValueError, TypeError, KeyError):  # not messages after all: nothing to leave out
+        return frozenset()
+    return structured_call_ids({STRUCTURED_RESPONSE_KEY: True, "messages": revived})
+
+
+def _message_dict(obj: Any) -> dict[str, Any] | None:
+    """An AI or tool message as ``messages_from_dict`` reads it, from OpenInference's
+    ``{"type", "data"}`` or LangChain's ``{"lc": 1, "kwargs"}`` serialisation (else None)."""
+    if not isinstance(obj, Mapping):
+        return None
+    fields = obj.get("kwargs") if obj.get("lc") == 1 else obj.get("data")
+    if not isinstance(fields, Mapping) or fields.get("type") not in ("ai", "tool"):
+        return None
+    return {"type": fields["type"], "data": dict(fields)}
 
 
 def conversation_of(span: SpanView) -> str | None:

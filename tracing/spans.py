@@ -22,9 +22,12 @@ What the spans carry beyond the GenAI conventions, so that
 (docs/capture.md): ``gen_ai.conversation.id`` (the LangGraph thread, joining the runs of one
 conversation), ``harness.agent.path`` and ``harness.langgraph.node`` on tool and chat spans,
 malformed calls (``invalid_tool_calls``) as ``tool_call`` parts whose ``arguments`` is the raw
-text, ``"status": "error"`` on the ``tool_call_response`` part of an error ToolMessage, and a
-tool paused by ``interrupt()`` as an ``exception`` event of type ``GraphInterrupt`` without an
-error status.
+text, ``"status": "error"`` on the ``tool_call_response`` part of an error ToolMessage, a tool
+paused by ``interrupt()`` as an ``exception`` event of type ``GraphInterrupt`` without an error
+status, ``harness.run.origin`` on a top-level run's span (the thread or asyncio task it started
+in, to join the separate runs of a hand-written tool loop as the recorder does), and a
+``harness.structured_output`` event naming the calls a ``structured_response`` state answered
+(``create_agent(response_format=ToolStrategy(...))``: bookkeeping, not tool calls).
 """
 
 from __future__ import annotations
@@ -49,21 +52,27 @@ from tracing.conventions import (
     ERROR_TYPE,
     GENAI_OPERATION,
     LANGGRAPH_NODE,
+    RUN_ORIGIN,
+    STRUCTURED_CALL_IDS,
+    STRUCTURED_OUTPUT_EVENT,
 )
 from tracing.events import (
     agent_path,
     answered_call_id,
     event_name,
+    execution_origin,
     graph_namespace,
     is_interrupt,
     node_of,
     reply_message,
+    run_origin,
     thread_of,
     tool_call_id_of,
     tool_inputs,
     tool_outcome,
     tool_scope_prefix,
 )
+from tracing.final_answer import structured_call_ids
 from tracing.genai_attributes import (
     AGENT_NAME,
     INPUT_MESSAGES,
@@ -223,6 +232,8 @@ class SpanEmitter(BaseCallbackHandler):
     ) -> Span:
         if parent is None:
             context = None  # the ambient context: a scenario span, or a fresh trace
+            kind_of, number = execution_origin() if run.anchor_is_tool else run_origin()
+            attributes[RUN_ORIGIN] = f"{kind_of}:{number:x}"
         else:
             context = trace.set_span_in_context(parent.anchor) if parent.anchor else None
         span = self._tracer.start_span(name, context=context, kind=kind, attributes=attributes)
@@ -301,10 +312,16 @@ class SpanEmitter(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        """End the agent span, if this run had one."""
-        span = self._close(run_id)
-        if span is not None:
-            span.end()
+        """End the agent span, if this run had one; note structured-output calls on it."""
+        run = self._pop(run_id)
+        if run is None:
+            return
+        ids = structured_call_ids(outputs)
+        target = run.span or run.anchor
+        if ids and target is not None:
+            target.add_event(STRUCTURED_OUTPUT_EVENT, {STRUCTURED_CALL_IDS: sorted(ids)})
+        if run.span is not None:
+            run.span.end()
 
     def on_chain_error(
         self,

@@ -15,17 +15,23 @@ agent path and attempt count. The shapes (docs/capture.md "What it records"):
   not JSON in ``AIMessage.invalid_tool_calls``;
 * ``command_error``: a tool returning ``Command(update={"messages": [error ToolMessage]})``;
 * ``retry``: ``ToolRetryMiddleware`` around a tool that fails twice, then succeeds;
-* ``supervisor``: a hand-written supervisor graph with two sub-agents as subgraphs.
+* ``supervisor``: a hand-written supervisor graph with two sub-agents as subgraphs;
+* ``tool_loop``: LangChain's tool-calling guide, by hand: the model, each tool with the model's
+  call, the model again, each an ``invoke`` of its own (so each a top-level run, a trace of
+  its own); ``tool_loop_chain``: the same loop inside one ``@chain`` (one run);
+* ``structured_output``: ``create_agent(..., response_format=ToolStrategy(WeatherReport))``,
+  whose structured-output call is bookkeeping, not a tool call.
 
-``langchain`` (``create_agent`` and its middleware) is needed for the ``hitl_*``, ``retry``
-and ``interrupt_in_tool*`` shapes; :data:`SHAPES` lists only what can be built here.
+``langchain`` (``create_agent`` and its middleware) is needed for the ``hitl_*``, ``retry``,
+``interrupt_in_tool*`` and ``structured_output`` shapes; :data:`SHAPES` lists only what can be
+built here.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, cast
 
@@ -41,14 +47,14 @@ from langchain_core.messages import (
 )
 from langchain_core.output_parsers.openai_tools import make_invalid_tool_call, parse_tool_call
 from langchain_core.outputs import ChatGenerationChunk
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda, chain
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, StreamMode, interrupt
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from harness.models.scripted import ScriptedChatModel
 from tests.support.agents import Expected, add, build_react_graph, lookup, user_input
@@ -192,6 +198,10 @@ def raw_call(name: str, arguments: str, call_id: str) -> dict[str, Any]:
 # --- cases -----------------------------------------------------------------------------------
 
 
+Runner = Callable[[Any, str, RunnableConfig], Awaitable[Any]]
+"""Runs one input of a shape in a mode (``invoke``, ``ainvoke``, ``stream``, ``astream``)."""
+
+
 @dataclass(frozen=True)
 class ShapeCase:
     """One agent shape: graph, the inputs of its invocations on one thread, the ground truth."""
@@ -206,6 +216,14 @@ class ShapeCase:
     """The number of attempts of each expected call (empty: one per executed call)."""
     raises: type[BaseException] | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+    runner: Runner | None = None
+    """How one input runs (None: the graph's ``invoke``, ``ainvoke``, ``stream``, ``astream``)."""
+    traces: int | None = None
+    """The top-level runs (so traces) the inputs make (None: one each)."""
+
+    def trace_count(self) -> int:
+        """How many traces a run of the shape writes."""
+        return self.traces if self.traces is not None else len(self.inputs)
 
     def attempt_counts(self) -> list[int]:
         """The attempts each expected call must have (0 for a call that never ran)."""
@@ -493,6 +511,149 @@ def supervisor() -> ShapeCase:
     )
 
 
+# --- LangChain's tool-calling guide, written by hand -------------------------------------------
+
+
+@tool
+def multiply(a: int, b: int) -> int:
+    """Multiply two integers."""
+    return a * b
+
+
+LOOP_QUESTION = "What is 3 * 12? Also, what is 11 + 49?"
+LOOP_CALLS = [("multiply", {"a": 3, "b": 12}), ("add", {"a": 11, "b": 49})]
+_LOOP_TOOLS: dict[str, BaseTool] = {"add": add, "multiply": multiply}
+
+
+def loop_model(
+    calls: Sequence[tuple[str, dict[str, Any]]] = LOOP_CALLS,
+    ids: Sequence[str] = (),
+    latency: float = 0.0,
+) -> Runnable[Any, BaseMessage]:
+    """The guide's ``llm.bind_tools([add, multiply])``: ``calls`` in one turn, then the answer
+    (``ids``: the call ids the model gives, as a provider reusing ids would; else fresh ones)."""
+    specs = [
+        {"name": name, "args": args, **({"id": ids[i]} if i < len(ids) else {})}
+        for i, (name, args) in enumerate(calls)
+    ]
+    model = ScriptedChatModel([{"tool_calls": specs}], final_answer="Done.", latency=latency)
+    return model.bind_tools(list(_LOOP_TOOLS.values()))
+
+
+async def _model_turn(
+    llm: Runnable[Any, BaseMessage], messages: list[BaseMessage], mode: str, config: Any
+) -> BaseMessage:
+    """One model call in ``mode``; streamed replies are added up chunk by chunk (the guide)."""
+    if mode == "invoke":
+        return llm.invoke(messages, config)
+    if mode == "ainvoke":
+        return await llm.ainvoke(messages, config)
+    gathered: Any = None
+    if mode == "stream":
+        for chunk in llm.stream(messages, config):
+            gathered = chunk if gathered is None else gathered + chunk
+    else:
+        async for chunk in llm.astream(messages, config):
+            gathered = chunk if gathered is None else gathered + chunk
+    return cast(BaseMessage, gathered)
+
+
+async def run_tool_loop(
+    llm: Runnable[Any, BaseMessage], question: str, mode: str, config: Any
+) -> BaseMessage:
+    """The guide's loop: each model and tool call an ``invoke(..., config)`` of its own."""
+    messages: list[BaseMessage] = [HumanMessage(question)]
+    reply = await _model_turn(llm, messages, mode, config)
+    messages.append(reply)
+    for tool_call in cast(AIMessage, reply).tool_calls:
+        selected = _LOOP_TOOLS[tool_call["name"].lower()]
+        if mode in ("invoke", "stream"):
+            messages.append(selected.invoke(tool_call, config))
+        else:
+            messages.append(await selected.ainvoke(tool_call, config))
+    return await _model_turn(llm, messages, mode, config)
+
+
+def tool_loop() -> ShapeCase:
+    """The guide's loop: 2 calls (requested in one run, executed in two others), 4 traces."""
+    llm = loop_model()
+
+    async def run(question: Any, mode: str, config: RunnableConfig) -> Any:
+        return await run_tool_loop(llm, question, mode, config)
+
+    return ShapeCase(
+        "tool_loop",
+        None,
+        [LOOP_QUESTION],
+        [(name, args, "ok") for name, args in LOOP_CALLS],
+        [None, None],
+        runner=run,
+        traces=4,
+    )
+
+
+def tool_loop_chain() -> ShapeCase:
+    """The same loop inside one ``@chain``: one run, one trace, the same 2 calls."""
+    llm = loop_model()
+
+    @chain
+    def answer(question: str) -> BaseMessage:
+        """The guide's loop; the config reaches each call through the chain's run."""
+        messages: list[BaseMessage] = [HumanMessage(question)]
+        reply = cast(AIMessage, llm.invoke(messages))
+        messages.append(reply)
+        for tool_call in reply.tool_calls:
+            messages.append(_LOOP_TOOLS[tool_call["name"].lower()].invoke(tool_call))
+        return llm.invoke(messages)
+
+    async def run(question: Any, mode: str, config: RunnableConfig) -> Any:
+        if mode == "invoke":
+            return answer.invoke(question, config)
+        if mode == "ainvoke":
+            return await answer.ainvoke(question, config)
+        if mode == "stream":
+            return list(answer.stream(question, config))
+        return [chunk async for chunk in answer.astream(question, config)]
+
+    return ShapeCase(
+        "tool_loop_chain",
+        answer,
+        [LOOP_QUESTION],
+        [(name, args, "ok") for name, args in LOOP_CALLS],
+        ["answer", "answer"],
+        runner=run,
+    )
+
+
+class WeatherReport(BaseModel):
+    """The weather in a city, as structured data."""
+
+    city: str
+    conditions: str
+
+
+REPORT = ("WeatherReport", {"city": "Paris", "conditions": "sunny"})
+
+
+def structured_output() -> ShapeCase:
+    """``ToolStrategy`` structured output: get_weather runs; the WeatherReport call is the
+    agent's answer, not a tool call (tracing/final_answer.py)."""
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import ToolStrategy
+
+    model = ScriptedChatModel([_calls(_WEATHER), _calls(REPORT)])
+    graph = create_agent(
+        model, [get_weather], response_format=ToolStrategy(WeatherReport), name="weather"
+    )
+    return ShapeCase(
+        "structured_output",
+        graph,
+        [user_input("Weather in Paris?")],
+        [(*_WEATHER, "ok")],
+        ["weather"],
+    )
+
+
 _NEEDS_LANGCHAIN = {
     "hitl_approve": hitl_approve,
     "hitl_reject": hitl_reject,
@@ -501,6 +662,7 @@ _NEEDS_LANGCHAIN = {
     "interrupt_in_tool": interrupt_in_tool,
     "interrupt_in_tool_paused": interrupt_in_tool_paused,
     "retry": retry,
+    "structured_output": structured_output,
 }
 
 SHAPES: dict[str, Callable[[], ShapeCase]] = {
@@ -510,6 +672,8 @@ SHAPES: dict[str, Callable[[], ShapeCase]] = {
     "invalid_args": invalid_args,
     "command_error": command_error,
     "supervisor": supervisor,
+    "tool_loop": tool_loop,
+    "tool_loop_chain": tool_loop_chain,
 }
 """Every shape that can be built with what is installed, by name."""
 
@@ -530,7 +694,9 @@ async def arun_shape(case: ShapeCase, mode: str, config: RunnableConfig) -> Any:
     """Invoke the case's graph once per input, in ``mode``, on the config's thread."""
     result: Any = None
     for step in case.inputs:
-        if mode == "invoke":
+        if case.runner is not None:
+            result = await case.runner(step, mode, config)
+        elif mode == "invoke":
             result = case.graph.invoke(step, config)
         elif mode == "ainvoke":
             result = await case.graph.ainvoke(step, config)

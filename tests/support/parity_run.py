@@ -5,15 +5,17 @@ with CAPTURE one of ``spanemitter``, ``openinference``, ``traceloop``, ``genai``
 
 Instrumentors patch LangChain for the whole process, so the parity test runs this script once per
 capture, each in its own process. Every run also has a ``ToolCallRecorder`` attached through the
-run config, so each result carries the recorder's calls and the exporter's calls of the very same
-run: the call ids (fresh per run) can be compared within a run.
+run config, and a second one through ``capture_tool_calls()``, so each result carries both
+recorders' calls and the exporter's calls of the very same run: the call ids (fresh per run)
+can be compared within a run. The spans also go to an OTLP JSON file, read back trace by trace
+with ``iter_trace_calls`` at the end.
 
 The cases are the standard agents of ``tests/support/agents.py`` and the agent shapes of
 ``tests/support/parity_agents.py`` (pauses and resumes on one thread, id-less tool nodes,
 malformed calls, Command errors, retries, sub-agents).
 
-Output: ``{"capture": ..., "runs": [{"case", "mode", "recorder": [...], "exporter": [...],
-"traces": n, "raised": str|null}]}`` where each call is
+Output: ``{"capture": ..., "runs": [{"case", "mode", "recorder": [...], "captured": [...],
+"exporter": [...], "reader": [...], "traces": n, "raised": str|null}]}`` where each call is
 ``[name, args, status, id, agent, attempts]``.
 """
 
@@ -23,7 +25,9 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
@@ -32,7 +36,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from tests.support.agents import CASES, MODES, run_case
 from tests.support.parity_agents import SHAPES, run_shape, thread_config
 from tracing.callback import ToolCallRecorder
+from tracing.capture import capture_tool_calls
 from tracing.exporter import ToolCallSpanExporter
+from tracing.otlp_json import OtlpJsonFileExporter, iter_trace_calls
 from tracing.records import ToolCall
 
 CAPTURES = ("spanemitter", "openinference", "traceloop", "genai")
@@ -87,11 +93,14 @@ def _run_one(name: str, mode: str, callbacks: list[Any]) -> None:
     run_case(CASES[name](), mode, {"callbacks": callbacks})
 
 
-def run_all(capture: str, cases: list[str], modes: list[str]) -> dict[str, Any]:
-    """Run each case in each mode under ``capture``; collect recorder and exporter calls."""
+def run_all(capture: str, cases: list[str], modes: list[str], folder: Path) -> dict[str, Any]:
+    """Run each case in each mode under ``capture``; collect recorder and exporter calls, and
+    the calls read back from the OTLP JSON file (``folder/spans.jsonl``) of the spans."""
     provider = TracerProvider()
     exporter = ToolCallSpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    path = folder / "spans.jsonl"
+    provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFileExporter(path)))
     extra = _instrument(capture, provider)
     runs = []
     for case_name in cases:
@@ -99,10 +108,11 @@ def run_all(capture: str, cases: list[str], modes: list[str]) -> dict[str, Any]:
             recorder = ToolCallRecorder()
             exporter.clear()
             raised = None
-            try:
-                _run_one(case_name, mode, [recorder, *extra])
-            except Exception as exc:  # the raising case fails the run on purpose
-                raised = type(exc).__name__
+            with capture_tool_calls() as captured:
+                try:
+                    _run_one(case_name, mode, [recorder, *extra])
+                except Exception as exc:  # the raising case fails the run on purpose
+                    raised = type(exc).__name__
             provider.force_flush()
             traces = exporter.trace_ids()
             runs.append(
@@ -110,11 +120,17 @@ def run_all(capture: str, cases: list[str], modes: list[str]) -> dict[str, Any]:
                     "case": case_name,
                     "mode": mode,
                     "recorder": [_row(c) for c in recorder.calls()],
+                    "captured": [_row(c) for c in captured.calls()],
                     "exporter": [_row(c) for t in traces for c in exporter.calls(t)],
+                    "trace_ids": traces,
                     "traces": len(traces),
                     "raised": raised,
                 }
             )
+    provider.shutdown()
+    from_file = dict(iter_trace_calls(path, errors=[]))
+    for run in runs:
+        run["reader"] = [_row(c) for t in run.pop("trace_ids") for c in from_file.get(t, [])]
     return {"capture": capture, "runs": runs}
 
 
@@ -125,7 +141,8 @@ def main(argv: list[str] | None = None, out: Callable[[str], Any] = sys.stdout.w
     parser.add_argument("--cases", default=",".join(ALL_CASES))
     parser.add_argument("--modes", default=",".join(MODES))
     args = parser.parse_args(argv)
-    result = run_all(args.capture, args.cases.split(","), args.modes.split(","))
+    with tempfile.TemporaryDirectory() as folder:
+        result = run_all(args.capture, args.cases.split(","), args.modes.split(","), Path(folder))
     out(json.dumps(result) + "\n")
     return 0
 

@@ -1,0 +1,180 @@
+"""The ``grounded`` occurrence test: was a value seen in the user's input or an earlier result?
+
+The definition is docs/metrics.md, "Rules" (``grounded``). The sources are read once per
+trajectory into a :class:`GroundingIndex` (built on first use, kept on the trajectory): for
+every word, number and string, the first source it appears in. A lookup is then a dictionary
+hit; only a string value holding characters outside words (``ada@example.com``, ``New York``)
+scans the texts, each at most once per lookup.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from harness.rules.trajectory import Trajectory
+
+USER = -1
+"""The source index of the user's messages: before every call."""
+
+_NEVER = 1 << 62
+_NUMBERS = (int, float, Decimal, Fraction)
+
+WORD = re.compile(r"[\w-]+")
+"""A word: a maximal run of letters, digits, ``_`` and ``-`` (``\\w`` is Unicode-aware)."""
+
+NUMBER = re.compile(
+    r"(?<![\w.,-])-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?![\w-]|[.,][0-9])"
+)
+"""A number written in text: an optional ``-``, digits (or ``1,050`` thousands groups), an
+optional decimal part; not part of a word, and not inside a longer number (``1.2.3``)."""
+
+
+def is_word_char(char: str) -> bool:
+    """Does ``char`` continue a word (a letter, a digit, ``_`` or ``-``)?"""
+    return char.isalnum() or char == "_" or char == "-"
+
+
+class GroundingIndex:
+    """Where each word, number and string first appears among a trajectory's sources."""
+
+    __slots__ = ("numbers", "strings", "texts", "uncaptured", "user_known", "words")
+
+    def __init__(self, trajectory: Trajectory) -> None:
+        """Read the user's messages (source -1) and every ``ok`` call's result (its index)."""
+        self.words: dict[str, int] = {}
+        self.numbers: dict[Any, int] = {}
+        self.strings: dict[str, int] = {}
+        self.texts: list[tuple[int, str]] = []
+        self.user_known = trajectory.user_inputs is not None
+        # the first call recorded without content: an unseen value after it may be its result's
+        self.uncaptured = min(trajectory.not_captured, default=_NEVER)
+        for text in trajectory.user_inputs or ():
+            self._text(USER, text)
+        for position, call in enumerate(trajectory.calls):
+            if call.status == "ok" and position not in trajectory.not_captured:
+                self._result(position, call.result)
+
+    def seen(self, value: Any, before: int) -> bool:
+        """Was ``value`` (a str or a number) seen in a source with index < ``before``?"""
+        if isinstance(value, str):
+            if value == "":
+                return True
+            if self.strings.get(value, _NEVER) < before:
+                return True
+            if WORD.fullmatch(value):
+                return self.words.get(value, _NEVER) < before
+            return self._scan(value, before)
+        if isinstance(value, _NUMBERS):
+            if value != value:  # NaN: equal to nothing
+                return False
+            return self.numbers.get(value, _NEVER) < before
+        return self.seen(str(value), before)  # not a JSON value: checked as its text
+
+    def complete_before(self, before: int) -> bool:
+        """Were all sources before ``before`` captured (so an unseen value is really unseen)?"""
+        return self.user_known and self.uncaptured >= before
+
+    def _scan(self, value: str, before: int) -> bool:
+        width = len(value)
+        for source, text in self.texts:
+            if source >= before:
+                return False
+            at = text.find(value)
+            while at >= 0:
+                end = at + width
+                if (at == 0 or not is_word_char(text[at - 1])) and (
+                    end == len(text) or not is_word_char(text[end])
+                ):
+                    return True
+                at = text.find(value, at + 1)
+        return False
+
+    def _result(self, source: int, result: Any) -> None:
+        if isinstance(result, str):
+            parsed = _json_structure(result)
+            if parsed is None:
+                self._text(source, result)
+                return
+            result = parsed
+        stack = [result]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                self.strings.setdefault(item, source)
+                self._text(source, item)
+            elif isinstance(item, bool) or item is None:
+                continue
+            elif isinstance(item, (int, float)):
+                if not (isinstance(item, float) and math.isnan(item)):
+                    self.numbers.setdefault(item, source)
+            elif isinstance(item, Mapping):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif isinstance(item, (list, tuple)):
+                stack.extend(item)
+            else:
+                self._text(source, str(item))
+
+    def _text(self, source: int, text: str) -> None:
+        self.texts.append((source, text))
+        words = self.words
+        for word in WORD.findall(text):
+            words.setdefault(word, source)
+        numbers = self.numbers
+        for match in NUMBER.finditer(text):
+            number = number_value(match.group())
+            if number is not None:
+                numbers.setdefault(number, source)
+
+
+def number_value(token: str) -> int | float | None:
+    """The value of a number as :data:`NUMBER` finds it (None past ``int``'s digit limit)."""
+    digits = token.replace(",", "")
+    try:
+        return float(digits) if "." in digits else int(digits)
+    except ValueError:
+        return None
+
+
+def _json_structure(text: str) -> Any:
+    """The object or array a JSON text holds, else None (any other text is read as text)."""
+    start = text.lstrip()[:1]
+    if start != "{" and start != "[":
+        return None
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, (dict, list)) else None
+
+
+def index_of(trajectory: Trajectory) -> GroundingIndex:
+    """The trajectory's grounding index, built on the first call and kept on it."""
+    index = trajectory._grounding
+    if index is None:
+        index = GroundingIndex(trajectory)
+        object.__setattr__(trajectory, "_grounding", index)
+    return index  # type: ignore[no-any-return]
+
+
+def leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """The values a ``grounded`` argument checks, with their dot paths: a list's items and a
+    mapping's values, at any depth, down to strings and numbers (booleans and null skipped:
+    there is nothing to invent)."""
+    stack = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, Mapping):
+            stack.extend((f"{where}.{key}", inner) for key, inner in reversed(list(item.items())))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((f"{where}.{i}", inner) for i, inner in reversed(list(enumerate(item))))
+        elif isinstance(item, bool) or item is None:
+            continue
+        else:
+            yield where, item

@@ -323,14 +323,19 @@ class MaxRepeats:
             group = next(g for g in every if over[0] in g)
             why = f"{len(group)} identical calls (max {self.max})"
             return _failed("repeated_call", trajectory, over, why)
+        # an uncaptured call may repeat any group whose arguments equal themselves (not NaN)
         largest: dict[str, int] = defaultdict(int)
-        for group in every:
+        for group in [*groups.values(), *(g for g in loose if _self_equal(calls[g[0]]))]:
             name = calls[group[0]].name
             largest[name] = max(largest[name], len(group))
         for name, positions in unknown.items():
             if largest[name] + len(positions) > self.max:
                 raise uncaptured(trajectory, positions)
         return self.PASSED
+
+
+def _self_equal(call: ToolCall) -> bool:
+    return args_equal(call.args, call.args)
 
 
 BUDGET_KEYS = (

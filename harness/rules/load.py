@@ -233,6 +233,11 @@ def compile_rule(
 
 def _unknown_key(key: Any, fields: list[str], kinds: list[str]) -> str:
     """An unknown key's message: an unknown kind when the rule has none, with the nearest name."""
+    if key == "max_rate":
+        return (
+            "'max_rate' only goes in a policy file's rules (the share of traces that may "
+            "violate it); here a rule fails on any violation"
+        )
     hint = did_you_mean(str(key), fields)
     if kinds:
         return f"unknown key '{key}'" + (

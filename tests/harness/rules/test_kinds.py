@@ -371,6 +371,10 @@ def test_max_repeats_with_uncaptured_calls() -> None:
     calls = [call("get_order", id=1), call("get_order"), call("other")]
     assert check({"max_repeats": 2}, calls, not_captured=frozenset({1})).passed
     unevaluable(check({"max_repeats": 1}, calls, not_captured=frozenset({1})), UNCAPTURED_2)
+    # nothing can equal a NaN call, so the two unknown ones can only repeat each other
+    nan = [call("b", x=float("nan")), call("b"), call("b")]
+    assert check({"max_repeats": 2}, nan, not_captured=frozenset({1, 2})).passed
+    assert check({"max_repeats": 1}, nan, not_captured=frozenset({1, 2})).error
 
 
 # --- budget -----------------------------------------------------------------------------------

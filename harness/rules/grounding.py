@@ -1,16 +1,17 @@
 """The ``grounded`` occurrence test: was a value seen in the user's input or an earlier result?
 
 The definition is docs/metrics.md, "Rules" (``grounded``). The sources are read once per
-trajectory into a :class:`GroundingIndex` (built on first use, kept on the trajectory): for
-every word, number and string, the first source it appears in. A lookup is then a dictionary
-hit; only a string value holding characters outside words (``ada@example.com``, ``New York``)
-scans the texts, each at most once per lookup.
+trajectory into a :class:`GroundingIndex` (built on first use, kept on the trajectory): each
+``ok`` result parsed once, its strings and numbers keyed by the first source holding them, and
+every text in source order. A string equal to a structure's string, or a number equal to a
+structure's number, is a dictionary hit; any other string is looked for in the earlier texts
+(``str.find`` and a look at the two characters around each occurrence), and numbers written in
+text are read from all texts once, the first time a number is not found in a structure.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
@@ -25,9 +26,6 @@ USER = -1
 _NEVER = 1 << 62
 _NUMBERS = (int, float, Decimal, Fraction)
 
-WORD = re.compile(r"[\w-]+")
-"""A word: a maximal run of letters, digits, ``_`` and ``-`` (``\\w`` is Unicode-aware)."""
-
 NUMBER = re.compile(
     r"(?<![\w.,-])-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?![\w-]|[.,][0-9])"
 )
@@ -41,23 +39,24 @@ def is_word_char(char: str) -> bool:
 
 
 class GroundingIndex:
-    """Where each word, number and string first appears among a trajectory's sources."""
+    """A trajectory's sources, read once: structure values by first source, texts in order."""
 
-    __slots__ = ("numbers", "strings", "texts", "uncaptured", "user_known", "words")
+    __slots__ = ("numbers", "strings", "text_numbers", "texts", "uncaptured", "user_known")
 
     def __init__(self, trajectory: Trajectory) -> None:
         """Read the user's messages (source -1) and every ``ok`` call's result (its index)."""
-        self.words: dict[str, int] = {}
-        self.numbers: dict[Any, int] = {}
         self.strings: dict[str, int] = {}
+        self.numbers: dict[Any, int] = {}
         self.texts: list[tuple[int, str]] = []
+        self.text_numbers: dict[Any, int] | None = None
         self.user_known = trajectory.user_inputs is not None
         # the first call recorded without content: an unseen value after it may be its result's
         self.uncaptured = min(trajectory.not_captured, default=_NEVER)
         for text in trajectory.user_inputs or ():
-            self._text(USER, text)
+            self.texts.append((USER, text))
+        gaps = trajectory.not_captured
         for position, call in enumerate(trajectory.calls):
-            if call.status == "ok" and position not in trajectory.not_captured:
+            if call.status == "ok" and position not in gaps:
                 self._result(position, call.result)
 
     def seen(self, value: Any, before: int) -> bool:
@@ -65,15 +64,13 @@ class GroundingIndex:
         if isinstance(value, str):
             if value == "":
                 return True
-            if self.strings.get(value, _NEVER) < before:
-                return True
-            if WORD.fullmatch(value):
-                return self.words.get(value, _NEVER) < before
-            return self._scan(value, before)
+            return self.strings.get(value, _NEVER) < before or self._scan(value, before)
         if isinstance(value, _NUMBERS):
             if value != value:  # NaN: equal to nothing
                 return False
-            return self.numbers.get(value, _NEVER) < before
+            if self.numbers.get(value, _NEVER) < before:
+                return True
+            return self._numbers_in_texts().get(value, _NEVER) < before
         return self.seen(str(value), before)  # not a JSON value: checked as its text
 
     def complete_before(self, before: int) -> bool:
@@ -95,42 +92,60 @@ class GroundingIndex:
                 at = text.find(value, at + 1)
         return False
 
+    def _numbers_in_texts(self) -> dict[Any, int]:
+        found = self.text_numbers
+        if found is None:
+            found = self.text_numbers = {}
+            for source, text in self.texts:
+                for match in NUMBER.finditer(text):
+                    number = number_value(match.group())
+                    if number is not None:
+                        found.setdefault(number, source)
+        return found
+
     def _result(self, source: int, result: Any) -> None:
         if isinstance(result, str):
             parsed = _json_structure(result)
             if parsed is None:
-                self._text(source, result)
+                self.texts.append((source, result))
                 return
             result = parsed
+        strings, numbers, texts = self.strings, self.numbers, self.texts
         stack = [result]
         while stack:
             item = stack.pop()
-            if isinstance(item, str):
-                self.strings.setdefault(item, source)
-                self._text(source, item)
-            elif isinstance(item, bool) or item is None:
-                continue
-            elif isinstance(item, (int, float)):
-                if not (isinstance(item, float) and math.isnan(item)):
-                    self.numbers.setdefault(item, source)
-            elif isinstance(item, Mapping):
-                stack.extend(item.keys())
+            cls = item.__class__
+            if cls is str:
+                strings.setdefault(item, source)
+                texts.append((source, item))
+            elif cls is dict:
+                stack.extend(item)  # its keys are texts too
                 stack.extend(item.values())
-            elif isinstance(item, (list, tuple)):
+            elif cls is list:
                 stack.extend(item)
+            elif cls is int or cls is float:
+                if item == item:  # not NaN
+                    numbers.setdefault(item, source)
+            elif cls is bool or item is None:
+                continue
             else:
-                self._text(source, str(item))
+                self._other(source, item, stack)
 
-    def _text(self, source: int, text: str) -> None:
-        self.texts.append((source, text))
-        words = self.words
-        for word in WORD.findall(text):
-            words.setdefault(word, source)
-        numbers = self.numbers
-        for match in NUMBER.finditer(text):
-            number = number_value(match.group())
-            if number is not None:
-                numbers.setdefault(number, source)
+    def _other(self, source: int, item: Any, stack: list[Any]) -> None:
+        """A value outside JSON's exact types: subclasses by their base, others as text."""
+        if isinstance(item, str):
+            stack.append(str(item))
+        elif isinstance(item, Mapping):
+            stack.append(dict(item))
+        elif isinstance(item, (list, tuple)):
+            stack.append(list(item))
+        elif isinstance(item, bool):
+            return
+        elif isinstance(item, _NUMBERS):
+            if item == item:
+                self.numbers.setdefault(item, source)
+        else:
+            self.texts.append((source, str(item)))
 
 
 def number_value(token: str) -> int | float | None:
@@ -167,6 +182,10 @@ def leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
     """The values a ``grounded`` argument checks, with their dot paths: a list's items and a
     mapping's values, at any depth, down to strings and numbers (booleans and null skipped:
     there is nothing to invent)."""
+    cls = value.__class__
+    if cls is str or cls is int or cls is float:  # most arguments: one leaf, itself
+        yield path, value
+        return
     stack = [(path, value)]
     while stack:
         where, item = stack.pop()

@@ -44,7 +44,7 @@ def parse_path(text: str) -> ArgPath:
 def resolve(value: Any, path: ArgPath) -> Any:
     """The value at ``path`` (mapping keys; digits index lists), or ABSENT."""
     for part in path:
-        if isinstance(value, Mapping):
+        if value.__class__ is dict or isinstance(value, Mapping):  # a plain dict: no ABC check
             value = value.get(part, ABSENT)
         elif isinstance(value, (list, tuple)) and part.isdigit() and int(part) < len(value):
             value = value[int(part)]

@@ -298,3 +298,27 @@ def test_numbers_and_booleans() -> None:
     assert not grounded_by("version 1.2.3", 2)
     assert not grounded_by({"n": float("nan")}, float("nan"))
     assert grounded_by("lost", 42, user=("I am 42 years old",))
+
+
+class Receipt:
+    """A result a tool returns as an object: read as its text."""
+
+    def __str__(self) -> str:
+        return "Receipt for ORD-7: 12.50 EUR"
+
+
+class Label(str):
+    """A str subclass inside a result."""
+
+
+def test_results_that_are_not_plain_json_values() -> None:
+    from decimal import Decimal
+    from types import MappingProxyType
+
+    assert grounded_by(Receipt(), "ORD-7")
+    assert grounded_by(Receipt(), 12.5)
+    assert grounded_by(("ORD-7", 3), 3)
+    assert grounded_by({"amount": Decimal("12.50")}, 12.5)
+    assert grounded_by(MappingProxyType({"id": Label("ORD-7")}), "ORD-7")
+    assert not grounded_by(MappingProxyType({"id": Label("ORD-77")}), "ORD-7")
+    assert grounded_by("x", Decimal("7"), user=("order 7",))

@@ -112,33 +112,38 @@ class GroundingIndex:
             result = parsed
         strings, numbers, texts = self.strings, self.numbers, self.texts
         stack = [result]
+        opened: set[int] = set()  # containers walked: a result built in Python may hold itself
         while stack:
             item = stack.pop()
             cls = item.__class__
             if cls is str:
                 strings.setdefault(item, source)
                 texts.append((source, item))
-            elif cls is dict:
-                stack.extend(item)  # its keys are texts too
-                stack.extend(item.values())
-            elif cls is list:
-                stack.extend(item)
+            elif cls is dict or cls is list:
+                if id(item) in opened:
+                    continue
+                opened.add(id(item))
+                stack.extend(item)  # a dict's keys are texts too
+                if cls is dict:
+                    stack.extend(item.values())
             elif cls is int or cls is float:
                 if item == item:  # not NaN
                     numbers.setdefault(item, source)
             elif cls is bool or item is None:
                 continue
             else:
-                self._other(source, item, stack)
+                self._other(source, item, stack, opened)
 
-    def _other(self, source: int, item: Any, stack: list[Any]) -> None:
+    def _other(self, source: int, item: Any, stack: list[Any], opened: set[int]) -> None:
         """A value outside JSON's exact types: subclasses by their base, others as text."""
         if isinstance(item, str):
-            stack.append(str(item))
-        elif isinstance(item, Mapping):
-            stack.append(dict(item))
-        elif isinstance(item, (list, tuple)):
-            stack.append(list(item))
+            stack.append(str.__str__(item))  # an exact str, whatever the subclass's __str__
+        elif isinstance(item, (Mapping, list, tuple)):
+            if id(item) not in opened:
+                opened.add(id(item))
+                stack.extend(item)
+                if isinstance(item, Mapping):
+                    stack.extend(item.values())
         elif isinstance(item, bool):
             return
         elif isinstance(item, _NUMBERS):
@@ -187,8 +192,13 @@ def leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
         yield path, value
         return
     stack = [(path, value)]
+    opened: set[int] = set()  # arguments built in Python may hold themselves
     while stack:
         where, item = stack.pop()
+        if isinstance(item, (Mapping, list, tuple)):
+            if id(item) in opened:
+                continue
+            opened.add(id(item))
         if isinstance(item, Mapping):
             stack.extend((f"{where}.{key}", inner) for key, inner in reversed(list(item.items())))
         elif isinstance(item, (list, tuple)):

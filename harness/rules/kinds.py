@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from math import inf
 from typing import ClassVar
 
 from harness.rules.grounding import index_of, leaves
-from harness.rules.patterns import ArgPath, CallPattern, resolve
+from harness.rules.patterns import ArgPath, CallPattern, parse_path, resolve
 from harness.rules.trajectory import Trajectory
 from harness.text import plural, shorten
 from harness.values import ABSENT, args_equal, args_key
@@ -45,6 +46,11 @@ class RuleUnevaluable(Exception):
         """One line: what is missing and why it matters."""
         self.calls = calls
         """0-based indices of the calls whose missing content decides it."""
+
+
+def _positive_int(kind: str, key: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{kind} {key} must be a positive integer, got {value!r}")
 
 
 def show(trajectory: Trajectory, position: int) -> str:
@@ -197,10 +203,18 @@ class Grounded:
     in the user's input or an earlier ``ok`` call's result (``grounding.GroundingIndex``)."""
 
     tool: CallPattern
-    args: tuple[tuple[str, ArgPath], ...]
-    """(path as written, split path) of each argument to check."""
+    args: tuple[str, ...]
+    """The arguments to check: names or dot paths (``items.0.sku``)."""
+    paths: tuple[ArgPath, ...] = field(init=False, repr=False, compare=False)
     kind: ClassVar[str] = "grounded"
     PASSED: ClassVar[RuleOutcome] = RuleOutcome(True, None, "every checked argument grounded")
+
+    def __post_init__(self) -> None:
+        if isinstance(self.args, str) or not self.args:
+            raise ValueError(
+                f"grounded needs a non-empty tuple of argument paths, got {self.args!r}"
+            )
+        object.__setattr__(self, "paths", tuple(parse_path(text) for text in self.args))
 
     def evaluate(self, trajectory: Trajectory) -> RuleOutcome:
         """Fail on every matching call with an argument value seen nowhere before it."""
@@ -243,7 +257,7 @@ class Grounded:
     ) -> tuple[str, object] | None:
         """The first checked value of ``call`` seen in no earlier source, with its path."""
         index = None
-        for written, path in self.args:
+        for written, path in zip(self.args, self.paths, strict=True):
             value = resolve(call.args, path)
             if value is ABSENT:
                 continue
@@ -262,6 +276,9 @@ class MaxCalls:
     max: int
     kind: ClassVar[str] = "max_calls"
     PASSED: ClassVar[RuleOutcome] = RuleOutcome(True, None, "within the call limit")
+
+    def __post_init__(self) -> None:
+        _positive_int("max_calls", "max", self.max)
 
     def evaluate(self, trajectory: Trajectory) -> RuleOutcome:
         """Fail naming the first call over the limit; the offending calls are all those over."""
@@ -293,6 +310,9 @@ class MaxRepeats:
     max: int
     kind: ClassVar[str] = "max_repeats"
     PASSED: ClassVar[RuleOutcome] = RuleOutcome(True, None, "no call repeated over the limit")
+
+    def __post_init__(self) -> None:
+        _positive_int("max_repeats", "max", self.max)
 
     def evaluate(self, trajectory: Trajectory) -> RuleOutcome:
         """Fail naming the first call over the limit; the offending calls are all those over."""
@@ -363,6 +383,17 @@ class Budget:
     seconds: float | None = None
     kind: ClassVar[str] = "budget"
     PASSED: ClassVar[RuleOutcome] = RuleOutcome(True, None, "within budget")
+
+    def __post_init__(self) -> None:
+        caps = {key: getattr(self, key) for key in BUDGET_KEYS}
+        if all(cap is None for cap in caps.values()):
+            raise ValueError(f"a budget needs at least one of {', '.join(BUDGET_KEYS)}")
+        for key, cap in caps.items():
+            if key == "seconds" and cap is not None:
+                if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not 0 < cap < inf:
+                    raise ValueError(f"budget seconds must be a finite number > 0, got {cap!r}")
+            elif cap is not None:
+                _positive_int("budget", key, cap)
 
     def evaluate(self, trajectory: Trajectory) -> RuleOutcome:
         """Fail listing every figure over its cap; unknown figures are an error only when no

@@ -268,6 +268,15 @@ def _kind(spec: RuleSpec, name: str, where: PathKey, out: Collector) -> RuleKind
         out.add(where, f"expected the {name} rule's value, found nothing (null)")
         return None
     before = len(out.issues)
+    try:
+        kind = _build(name, value, where, out)
+    except ValueError as exc:  # the kinds' own checks, which the schema already made
+        out.add(where, str(exc))
+        return None
+    return kind if len(out.issues) == before else None
+
+
+def _build(name: str, value: Any, where: PathKey, out: Collector) -> RuleKind | None:
     kind: RuleKind | None = None
     if name == "forbid":
         pattern = _pattern(value, where, out)
@@ -281,7 +290,8 @@ def _kind(spec: RuleSpec, name: str, where: PathKey, out: Collector) -> RuleKind
         kind = Before(first, then) if first and then else None
     elif name == "grounded":
         tool = _pattern(value.tool, (*where, "tool"), out)
-        kind = Grounded(tool, _paths(value.args, (*where, "args"), out)) if tool else None
+        paths = _paths(value.args, (*where, "args"), out)
+        kind = Grounded(tool, paths) if tool and paths else None
     elif name == "max_calls":
         tool = _pattern(value.tool, (*where, "tool"), out)
         kind = MaxCalls(tool, value.max) if tool else None
@@ -289,7 +299,7 @@ def _kind(spec: RuleSpec, name: str, where: PathKey, out: Collector) -> RuleKind
         kind = _budget(value, where, out)
     else:  # max_repeats: pydantic checked it is a positive int
         kind = MaxRepeats(value)
-    return kind if len(out.issues) == before else None
+    return kind
 
 
 def _pattern(
@@ -313,13 +323,16 @@ def _pointer_parts(pointer: str) -> tuple[str | int, ...]:
     return tuple(parts)
 
 
-def _paths(written: list[str], where: PathKey, out: Collector) -> tuple[tuple[str, Any], ...]:
-    paths: list[tuple[str, Any]] = []
+def _paths(written: list[str], where: PathKey, out: Collector) -> tuple[str, ...]:
+    """The argument paths that parse; an issue for each that does not."""
+    paths: list[str] = []
     for position, text in enumerate(written):
         try:
-            paths.append((text, parse_path(text)))
+            parse_path(text)
         except ValueError as exc:
             out.add((*where, position), str(exc))
+            continue
+        paths.append(text)
     return tuple(paths)
 
 

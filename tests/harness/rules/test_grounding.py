@@ -322,3 +322,17 @@ def test_results_that_are_not_plain_json_values() -> None:
     assert grounded_by(MappingProxyType({"id": Label("ORD-7")}), "ORD-7")
     assert not grounded_by(MappingProxyType({"id": Label("ORD-77")}), "ORD-7")
     assert grounded_by("x", Decimal("7"), user=("order 7",))
+
+
+def test_results_and_arguments_that_hold_themselves_do_not_hang() -> None:
+    loop: list[Any] = ["ORD-7"]
+    loop.append(loop)
+    wrapped: tuple[Any, ...] = ([],)
+    wrapped[0].append(wrapped)
+    wrapped[0].append(12.5)
+    assert grounded_by(loop, "ORD-7")
+    assert grounded_by(wrapped, 12.5)
+    assert not grounded_by(wrapped, "ORD-7")
+    argument: dict[str, Any] = {"id": "ORD-7"}
+    argument["self"] = argument
+    assert grounded_by("ORD-7", argument)

@@ -484,3 +484,24 @@ def test_long_calls_are_cut_in_reasons() -> None:
     result = check({"forbid": "x"}, [call("x", text="y" * 500)])
     head = result.reason.split(": forbidden by")[0]
     assert len(head) == len("#1 ") + 120 and head.endswith("…")
+
+
+def test_kinds_built_in_python_check_their_values() -> None:
+    from harness.rules import Budget, CallPattern, Grounded, MaxCalls, MaxRepeats
+
+    with pytest.raises(ValueError, match="max_calls max must be a positive integer, got 0"):
+        MaxCalls(CallPattern("x"), 0)
+    with pytest.raises(ValueError, match="max_repeats max must be a positive integer, got True"):
+        MaxRepeats(True)
+    with pytest.raises(ValueError, match="a budget needs at least one of tool_calls"):
+        Budget()
+    with pytest.raises(ValueError, match="budget seconds must be a finite number > 0"):
+        Budget(seconds=float("inf"))
+    with pytest.raises(ValueError, match="budget total_tokens must be a positive integer"):
+        Budget(total_tokens=-1)
+    with pytest.raises(ValueError, match="non-empty tuple of argument paths"):
+        Grounded(CallPattern("x"), "order_id")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="has an empty part"):
+        Grounded(CallPattern("x"), ("items..sku",))
+    grounded = Grounded(CallPattern("x"), ("items.0.sku",))
+    assert grounded.paths == (("items", "0", "sku"),)

@@ -87,7 +87,7 @@ def test_every_kind_compiles_with_its_line_and_file(tmp_path: Path) -> None:
         CallPattern("get_order", None, (("order_id", Same("order_id")),)),
         CallPattern("refund_order"),
     )
-    assert kinds[3] == Grounded(CallPattern("*_order"), (("order_id", ("order_id",)),))
+    assert kinds[3] == Grounded(CallPattern("*_order"), ("order_id",))
     assert kinds[4] == MaxCalls(CallPattern("search_*"), 3)
     assert kinds[5] == MaxCalls(CallPattern("*"), 8)
     assert kinds[6] == MaxRepeats(2)

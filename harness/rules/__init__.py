@@ -21,7 +21,8 @@ run, and evaluate; nothing raises out of :func:`evaluate_rules`::
 
 Loaders with a line map call :func:`compile_rules(raw, loc, collector)
 <harness.rules.load.compile_rules>` instead, which adds located issues to the collector.
-Modules: ``trajectory``, ``patterns``, ``grounding``, ``kinds``, ``rule``, ``load``.
+Modules: ``trajectory``, ``patterns``, ``grounding``, ``outcome``, ``kinds``, ``budget``,
+``rule``, ``schema`` (the pydantic models), ``load``.
 """
 
 from __future__ import annotations
@@ -38,17 +39,10 @@ from harness.rules.kinds import (
     RuleOutcome,
     RuleUnevaluable,
 )
-from harness.rules.load import (
-    KINDS,
-    PolicyRuleSpec,
-    RuleSpec,
-    RulesSpec,
-    compile_rule,
-    compile_rules,
-    load_rules,
-)
+from harness.rules.load import compile_rule, compile_rules, load_rules
 from harness.rules.patterns import CallPattern, Same
 from harness.rules.rule import Rule, RuleCode, RuleResult, Severity, evaluate_rules
+from harness.rules.schema import KINDS, PolicyRuleSpec, RuleSpec, RulesSpec
 from harness.rules.trajectory import Trajectory
 
 __all__ = [

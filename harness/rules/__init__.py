@@ -19,6 +19,14 @@ run, and evaluate; nothing raises out of :func:`evaluate_rules`::
     for result in evaluate_rules(rules, trajectory):
         result.rule, result.passed, result.code, result.reason, result.calls, result.error
 
+The same rules built in Python (each kind checks its values; MatcherError / ValueError)::
+
+    Rule("no deletes", Forbid(CallPattern("delete_*")))
+    Rule("lookup first", Before(
+        CallPattern.build("get_order", {"order_id": Same("order_id")}, same_allowed=True),
+        CallPattern("refund_order")))
+    Rule("ids", Grounded(CallPattern.build("cancel_order"), ("order_id",)), severity="warn")
+
 Loaders with a line map call :func:`compile_rules(raw, loc, collector)
 <harness.rules.load.compile_rules>` instead, which adds located issues to the collector.
 Modules: ``trajectory``, ``patterns``, ``grounding``, ``outcome``, ``kinds``, ``budget``,

@@ -45,7 +45,6 @@ from harness.rules.kinds import (
     MaxRepeats,
     RuleKind,
     RuleOutcome,
-    RuleUnevaluable,
 )
 from harness.rules.load import compile_rule, compile_rules, load_rules
 from harness.rules.patterns import CallPattern, Same
@@ -70,7 +69,6 @@ __all__ = [
     "RuleOutcome",
     "RuleResult",
     "RuleSpec",
-    "RuleUnevaluable",
     "RulesSpec",
     "Same",
     "Severity",

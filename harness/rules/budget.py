@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from math import inf
 from typing import ClassVar
 
-from harness.rules.outcome import RuleOutcome, RuleUnevaluable, positive_int
+from harness.rules.outcome import RuleOutcome, positive_int, unevaluable
 from harness.rules.trajectory import Trajectory
 from tracing.records import ModelCall
 
@@ -62,7 +62,7 @@ class Budget:
         if over:
             return RuleOutcome(False, "over_budget", "over budget: " + "; ".join(over))
         if missing:
-            raise RuleUnevaluable("cannot be decided: " + "; ".join(missing))
+            return unevaluable("; ".join(missing))
         return self.PASSED
 
 

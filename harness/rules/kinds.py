@@ -4,8 +4,8 @@
 Each kind is a pure function of the trajectory (docs/metrics.md, "Rules", defines them). A
 verdict rests on evidence only: a violation among the calls whose content was captured fails
 the rule; when no such violation exists but one could hide in what was not captured (a call's
-arguments, an earlier result, the user's input, token usage), :class:`RuleUnevaluable` is
-raised with the reason — never a pass or a fail that the missing content could overturn.
+arguments, an earlier result, the user's input, token usage), the outcome is an ``unevaluable``
+error with the reason — never a pass or a fail that the missing content could overturn.
 A passing outcome carries a constant reason; reasons are only formatted for failures.
 """
 
@@ -20,12 +20,12 @@ from harness.rules.budget import Budget
 from harness.rules.grounding import index_of, leaves
 from harness.rules.outcome import (
     RuleOutcome,
-    RuleUnevaluable,
     failed,
     gaps,
     positive_int,
     show,
     uncaptured,
+    unevaluable,
 )
 from harness.rules.patterns import ArgPath, CallPattern, parse_path, resolve
 from harness.rules.trajectory import Trajectory
@@ -42,7 +42,6 @@ __all__ = [
     "MaxRepeats",
     "RuleKind",
     "RuleOutcome",
-    "RuleUnevaluable",
 ]
 
 
@@ -68,7 +67,7 @@ class Forbid:
             why = f"forbidden by {self.pattern.describe()}"
             return failed("forbidden_call", trajectory, found, why)
         if unknown:
-            raise uncaptured(trajectory, unknown)
+            return uncaptured(trajectory, unknown)
         return self.PASSED
 
 
@@ -93,7 +92,7 @@ class Allow:
             allowed = ", ".join(pattern.describe() for pattern in self.patterns)
             return failed("not_allowed", trajectory, found, f"not in allow [{allowed}]")
         if unknown:
-            raise uncaptured(trajectory, unknown)
+            return uncaptured(trajectory, unknown)
         return self.PASSED
 
 
@@ -136,7 +135,7 @@ class Before:
             why = f"no earlier {self.first.describe(calls[position])}"
             return failed("missing_before", trajectory, found, why)
         if unknown:
-            raise uncaptured(trajectory, gaps(trajectory, unknown[-1]))
+            return uncaptured(trajectory, gaps(trajectory, unknown[-1]))
         return self.PASSED
 
     def _earlier(
@@ -207,9 +206,9 @@ class Grounded:
         if unknown:
             missing = gaps(trajectory, unknown[-1])
             if missing:
-                raise uncaptured(trajectory, missing)
-            raise RuleUnevaluable(
-                f"cannot be decided: the user's input was not captured, and "
+                return uncaptured(trajectory, missing)
+            return unevaluable(
+                f"the user's input was not captured, and "
                 f"{show(trajectory, unknown[0])} has a value seen in no earlier tool result",
                 tuple(unknown),
             )
@@ -258,7 +257,7 @@ class MaxCalls:
             why = f"{len(found)} calls of {self.tool.describe()} (max {self.max})"
             return failed("too_many_calls", trajectory, over, why)
         if len(found) + len(unknown) > self.max:
-            raise uncaptured(trajectory, unknown)
+            return uncaptured(trajectory, unknown)
         return self.PASSED
 
 
@@ -313,7 +312,7 @@ class MaxRepeats:
             largest[name] = max(largest[name], len(group))
         for name, positions in unknown.items():
             if largest[name] + len(positions) > self.max:
-                raise uncaptured(trajectory, positions)
+                return uncaptured(trajectory, positions)
         return self.PASSED
 
 

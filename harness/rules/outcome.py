@@ -17,23 +17,22 @@ CALL_WIDTH = 120
 
 @dataclass(frozen=True, slots=True)
 class RuleOutcome:
-    """What one kind found: passed, the reason code and reason, the offending calls (0-based)."""
+    """What one kind found: passed, the reason code and reason, the offending calls (0-based).
+
+    ``error``: the rule cannot be decided on this run (code ``unevaluable``; ``calls`` are
+    those whose missing content would decide it) — not a verdict.
+    """
 
     passed: bool
     code: str | None
     reason: str
     calls: tuple[int, ...] = ()
+    error: bool = False
 
 
-class RuleUnevaluable(Exception):
-    """The rule cannot be decided on this run (content not captured, no usage reported)."""
-
-    def __init__(self, reason: str, calls: tuple[int, ...] = ()) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        """One line: what is missing and why it matters."""
-        self.calls = calls
-        """0-based indices of the calls whose missing content decides it."""
+def unevaluable(reason: str, calls: tuple[int, ...] = ()) -> RuleOutcome:
+    """The outcome of a rule that what was not captured would decide."""
+    return RuleOutcome(False, "unevaluable", "cannot be decided: " + reason, calls, error=True)
 
 
 def positive_int(kind: str, key: str, value: object) -> None:
@@ -56,12 +55,12 @@ def failed(code: str, trajectory: Trajectory, found: list[int], why: str) -> Rul
     return RuleOutcome(False, code, reason, tuple(found))
 
 
-def uncaptured(trajectory: Trajectory, calls: list[int]) -> RuleUnevaluable:
-    """The error for a rule that the content of ``calls`` (not captured) would decide."""
+def uncaptured(trajectory: Trajectory, calls: list[int]) -> RuleOutcome:
+    """The outcome of a rule that the content of ``calls`` (not captured) would decide."""
     call = trajectory.calls[calls[0]]
-    return RuleUnevaluable(
-        f"cannot be decided: #{calls[0] + 1} {call.name} was recorded without its arguments "
-        f"and result (content not captured){more(len(calls) - 1)}",
+    return unevaluable(
+        f"#{calls[0] + 1} {call.name} was recorded without its arguments and result (content "
+        f"not captured){more(len(calls) - 1)}",
         tuple(calls),
     )
 

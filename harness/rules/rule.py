@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.rules.kinds import RuleKind, RuleUnevaluable
+from harness.rules.kinds import RuleKind
 from harness.rules.trajectory import Trajectory
 from harness.text import shorten
 
@@ -71,16 +71,18 @@ class Rule:
         """The rule's result on ``trajectory``; never raises."""
         try:
             outcome = self.kind.evaluate(trajectory)
-        except RuleUnevaluable as exc:
-            return RuleResult(
-                self.name, False, self.severity, "unevaluable", exc.reason, exc.calls, error=True
-            )
         except Exception as exc:  # a rule's bug or a hostile value: this rule's result only
             message = _message(exc)
             reason = f"the rule raised {type(exc).__name__}" + (f": {message}" if message else "")
             return RuleResult(self.name, False, self.severity, "rule_error", reason, error=True)
         return RuleResult(
-            self.name, outcome.passed, self.severity, outcome.code, outcome.reason, outcome.calls
+            self.name,
+            outcome.passed,
+            self.severity,
+            outcome.code,
+            outcome.reason,
+            outcome.calls,
+            outcome.error,
         )
 
 

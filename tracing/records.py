@@ -238,3 +238,21 @@ class ToolCall:
         """Render as ``name(key=value, ...)`` for reasons and tables."""
         inner = ", ".join(f"{key}={value!r}" for key, value in self.args.items())
         return f"{self.name}({inner})"
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """One model turn: its token usage as the provider reported it, and when it ran.
+
+    Usage figures are None when the provider reported none. ``total_tokens`` is the provider's
+    total, else input + output when both are known. Times are ns since the epoch.
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    started_at: int | None = None
+    ended_at: int | None = None
+    model: str | None = None
+    turn: int = 0

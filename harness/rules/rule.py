@@ -1,0 +1,99 @@
+"""Rule (a named, located kind with a severity) and its result; :func:`evaluate_rules`.
+
+Every rule runs on its own: an exception inside one (a bug, a hostile value) is that rule's
+``rule_error`` result, never the end of the run, and never an exception raised into the caller
+(docs/metrics.md, "Rules").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from harness.rules.kinds import RuleKind
+from harness.rules.trajectory import Trajectory
+from harness.text import shorten
+
+Severity = Literal["error", "warn"]
+"""``error``: a failed rule fails the run; ``warn``: reported failed, never fails the run."""
+
+RuleCode = Literal[
+    "forbidden_call",
+    "not_allowed",
+    "missing_before",
+    "ungrounded_arg",
+    "too_many_calls",
+    "repeated_call",
+    "over_budget",
+    "unevaluable",
+    "rule_error",
+]
+"""The reason code of a rule result that did not pass."""
+
+ERROR_WIDTH = 200
+"""An exception's message is cut to this many characters in a ``rule_error`` reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleResult:
+    """One rule on one run: passed or not, why, and the offending calls."""
+
+    rule: str
+    """The rule's name (reported as check ``rule:<name>``)."""
+    passed: bool
+    severity: Severity
+    code: str | None
+    """A :data:`RuleCode`, None when the rule passed."""
+    reason: str
+    """One line; a failure names the first offending call as ``#3 cancel_order(...)``."""
+    calls: tuple[int, ...] = ()
+    """0-based indices of the offending calls (reports show them + 1)."""
+    error: bool = False
+    """The rule could not be evaluated (``unevaluable``, ``rule_error``): not a verdict."""
+    policy: str | None = None
+    """The policy the rule came from (set by policies)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A named rule kind, with its severity and where it was written."""
+
+    name: str
+    kind: RuleKind
+    severity: Severity = "error"
+    max_rate: float = 0.0
+    """Policies: the fraction of traces that may violate the rule before it fails."""
+    line: int | None = None
+    file: str | None = None
+
+    def evaluate(self, trajectory: Trajectory) -> RuleResult:
+        """The rule's result on ``trajectory``; never raises."""
+        try:
+            outcome = self.kind.evaluate(trajectory)
+        except Exception as exc:  # a rule's bug or a hostile value: this rule's result only
+            message = _message(exc)
+            reason = f"the rule raised {type(exc).__name__}" + (f": {message}" if message else "")
+            return RuleResult(self.name, False, self.severity, "rule_error", reason, error=True)
+        return RuleResult(
+            self.name,
+            outcome.passed,
+            self.severity,
+            outcome.code,
+            outcome.reason,
+            outcome.calls,
+            outcome.error,
+        )
+
+
+def _message(exc: Exception) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # an exception whose own __str__ fails still gets its type reported
+        return ""
+    return shorten(" ".join(text.split()), ERROR_WIDTH)
+
+
+def evaluate_rules(rules: Iterable[Rule], trajectory: Trajectory) -> tuple[RuleResult, ...]:
+    """Every rule's result on ``trajectory``, in the rules' order; never raises."""
+    return tuple(rule.evaluate(trajectory) for rule in rules)

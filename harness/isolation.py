@@ -17,7 +17,8 @@ What an agent or tool does must end as that scenario's result, never as the end 
   timeout, since that wait is the harness's queue, not the agent's slowness.
 - :class:`DaemonExecutor` is the loop's default executor (LangChain's sync tools run there) on
   daemon threads that interpreter exit never joins, so a hung sync tool cannot keep pytest or
-  ``harness`` from exiting.
+  ``harness`` from exiting. :func:`in_thread` runs sync agents and factories on one of its own,
+  in the caller's context (the run's capture hooks and ledger go with it).
 """
 
 from __future__ import annotations

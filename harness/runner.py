@@ -2,8 +2,12 @@
 
 One asyncio loop, a semaphore for ``concurrency``. Each scenario: build the model's agent with
 the factory, then ``repeat`` runs, each with a fresh ToolCallRecorder and its own ``timeout``.
-Agents with ``ainvoke`` are awaited; anything else runs on a daemon worker thread (a hung sync
-agent then cannot keep the process alive). Nothing a scenario does stops the others: whatever
+Agents with ``ainvoke`` (and ``async def`` application functions) are awaited; anything else
+runs on a daemon worker thread (a hung sync agent then cannot keep the process alive). A run
+records whatever LangChain runs start in its context, config or not (an application function
+that invokes the agent itself, :func:`harness.invocation.capturing`), and its deadline leaves
+out the time its model calls waited for a ``max_concurrency`` slot (up to one more timeout,
+:mod:`harness.models.limits`). Nothing a scenario does stops the others: whatever
 the factory or the run raises (``BaseException`` included), a timeout, a call that ignores its
 cancellation (abandoned) or one that blocks the loop (interrupted, see :mod:`harness.isolation`)
 becomes that scenario's ``error`` result. Only a SIGINT or SIGTERM of the process stops the run

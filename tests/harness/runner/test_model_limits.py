@@ -217,18 +217,18 @@ def test_forked_workers_share_the_limit(project: Path) -> None:
 
 
 def test_waiting_for_a_slot_does_not_count_against_the_timeout(project: Path) -> None:
-    # 4 scenarios x 2 calls x 0.4 s, one at a time: the last run ends ~3.2 s after it started,
-    # past its 2 s timeout, though its own calls took 0.8 s
+    # 5 scenarios x 2 calls x 0.4 s, one at a time: the last run ends ~4 s after it started,
+    # past its 3 s timeout, though its own calls took 0.8 s
     model = "{provider: 'engine.py:build', max_concurrency: 1, seconds: 0.4}"
-    path = suite(project, model, 4, "queued", defaults="{timeout: 2}")
+    path = suite(project, model, 5, "queued", defaults="{timeout: 3}")
     scenarios = list(load_file(path).scenarios)
     start = time.perf_counter()
-    result = run_scenarios(scenarios, RunOptions(concurrency=4))
-    assert time.perf_counter() - start >= 3.2
-    assert [s.status for s in result.scenarios] == ["passed"] * 4, [
+    result = run_scenarios(scenarios, RunOptions(concurrency=5))
+    assert time.perf_counter() - start >= 4.0
+    assert [s.status for s in result.scenarios] == ["passed"] * 5, [
         s.reasons for s in result.scenarios
     ]
-    assert max(s.duration for s in result.scenarios) > 2.0  # its deadline moved by the wait
+    assert max(s.duration for s in result.scenarios) > 3.0  # its deadline moved by the wait
 
 
 def test_a_call_stuck_in_its_slot_holds_the_others_one_more_timeout_at_most(
@@ -255,7 +255,7 @@ def test_a_call_stuck_in_its_slot_holds_the_others_one_more_timeout_at_most(
     error = scenario.runs[0].error
     assert error is not None and error.phase == "timeout"
     assert "waited for a max_concurrency slot" in error.message
-    assert elapsed < 0.6 + 1.0 + 2 * 0.6 + 1.5  # hung run + its grace, then at most 2 x timeout
+    assert elapsed < 8  # the hung run's timeout, then at most 2 x timeout: far from the 30 s
     # once the stuck call returns, its slot is free again
     deadline = time.monotonic() + 5
     while counters.IN_FLIGHT.value and time.monotonic() < deadline:

@@ -43,7 +43,7 @@ from harness.models.wrapping import (
     ask_stream_async,
 )
 
-__all__ = ["LimitedChatModel", "ModelGate", "SlotWaitEnded", "gate_for"]
+__all__ = ["LimitedChatModel", "ModelGate", "gate_for"]
 
 POLL = 0.25
 """Seconds between two looks, while waiting for a slot, at whether the run is still waiting."""
@@ -63,10 +63,6 @@ def _slots(limit: int) -> _Slots:
         return multiprocessing.get_context("fork").BoundedSemaphore(limit)
     except (ImportError, OSError, ValueError):  # Windows, or a system without sem_open
         return threading.BoundedSemaphore(limit)
-
-
-class SlotWaitEnded(TimeoutError):
-    """The run a call was waiting for a model slot for has ended (timed out or stopped)."""
 
 
 _waiters = DaemonExecutor("harness-model-slot")
@@ -104,8 +100,9 @@ class ModelGate:
                 return False
         return True
 
-    def _ended(self) -> SlotWaitEnded:
-        return SlotWaitEnded(
+    def _ended(self) -> TimeoutError:
+        # raised in a call whose run is over (timed out, stopped): nobody scores it any more
+        return TimeoutError(
             f"the run ended while a call waited for a slot of model {self.label} "
             f"(max_concurrency {self.limit})"
         )

@@ -11,7 +11,7 @@ the message::
      ├── ConfigError            scenario files: every issue of a load (.issues, each with
      │                          .file, .line, .path, .message)
      ├── MetricConfigError      a metric built with bad options (.metric, .option, .value)
-     ├── ModelConfigError       a model spec that gives no chat model (.provider)
+     ├── ModelConfigError       a model spec that gives no chat model (.provider, .option)
      ├── ExportConfigError      OTLP export flags or OTEL_* variables (.source, .value)
      ├── UnknownScenarioError   ``--scenario NAME`` names no loaded scenario (.name)
      ├── ScenarioRunError       a scenario its agent cannot run as written (.scenario, .turn)
@@ -120,10 +120,14 @@ class ModelConfigError(HarnessError, ValueError):
 
     brief = True
 
-    def __init__(self, message: str, *, provider: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, provider: str | None = None, option: str | None = None
+    ) -> None:
         super().__init__(message)
         self.provider = provider
         """The model provider the spec names, when it names one."""
+        self.option = option
+        """The key of the ``model:`` mapping at fault (``provider``, ``max_concurrency``)."""
 
 
 class ExportConfigError(HarnessError, ValueError):

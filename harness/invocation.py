@@ -10,6 +10,13 @@ One run of a scenario is one conversation on one thread (docs/architecture.md, "
   ``context_schema`` is told so by name instead of failing deep inside a node.
 * **Turns.** Each turn is a user message or ``Command(resume=value)``; a turn that ends in an
   ``interrupt`` is a pause, not an error, and only a paused graph may be resumed.
+* **Capture.** Every LangChain run started in the run's context reports to the run's recorder
+  (and the span exporter's handlers), through the run's config *and* LangChain's configure hooks
+  (:func:`capturing`, the mechanism of ``capture_tool_calls()``): an agent factory may return
+  an application function that invokes the real agent without passing any config. The context
+  reaches the tasks the run starts and the threads that copy it (the runner's, LangChain's
+  executor, ``asyncio.to_thread``), never those of another run; a thread the app starts by hand
+  does not get it, and a run that saw no LangChain run at all says so (:data:`NOTHING_SEEN`).
 * **Scoring.** The scenario's expectations are scored on every turn's calls together; a turn's
   own ``expect:`` on the calls of that turn's runs (a call resumed later stays in the turn that
   requested it), its scores named ``turn<N>.<metric>`` and its check reasons prefixed. An
@@ -19,27 +26,39 @@ One run of a scenario is one conversation on one thread (docs/architecture.md, "
 
 from __future__ import annotations
 
+import inspect
+import threading
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tracers.context import register_configure_hook
 
 from harness.errors import ScenarioRunError
+from harness.isolation import in_thread
+from harness.metrics.base import Score
 from harness.result import CheckResult, RunResult
 from harness.sample import Sample
 from harness.scenarios.model import Scenario, Turn
 from harness.scoring import scoped_score, score_sample
 from tracing.callback import ToolCallRecorder
+from tracing.capture import capture_tool_calls
 from tracing.final_answer import final_answer, structured_call_ids, without_structured_calls
 
 __all__ = [
     "INTERRUPT_KEY",
+    "NOTHING_SEEN",
     "Invoke",
     "TurnOutcome",
+    "capturing",
     "converse",
     "interrupts_of",
+    "invoke_agent",
     "record_sample",
     "run_config",
     "score_run",
@@ -50,6 +69,51 @@ INTERRUPT_KEY = "__interrupt__"
 
 Invoke = Callable[[Any, Any, RunnableConfig, Mapping[str, Any]], Awaitable[Any]]
 """``invoke(agent, payload, config, extra_kwargs)``: the runner's way of calling an agent."""
+
+
+NOTHING_SEEN = (
+    "no LangChain run was seen in this run: the agent never called LangChain, or called it "
+    "outside the run's context (on a thread it started itself, or a pool that does not copy "
+    "contextvars: use asyncio.to_thread, LangChain's executor or contextvars.copy_context())"
+)
+"""Said before the reasons of a failed run whose recorder saw no run at all."""
+
+_hooks: list[ContextVar[BaseCallbackHandler | None]] = []
+_hooks_lock = threading.Lock()
+
+
+def _hook(position: int) -> ContextVar[BaseCallbackHandler | None]:
+    """The configure-hook variable of the ``position``-th extra handler, registered once.
+
+    Registered after ``tracing.capture``'s (imported above), so LangChain calls the recorder
+    first and then these in order: the secret watchers before the SpanEmitter they serve.
+    """
+    with _hooks_lock:
+        while len(_hooks) <= position:
+            var: ContextVar[BaseCallbackHandler | None] = ContextVar(
+                f"harness_run_handler_{len(_hooks)}", default=None
+            )
+            register_configure_hook(var, inheritable=True)
+            _hooks.append(var)
+        return _hooks[position]
+
+
+@contextmanager
+def capturing(
+    recorder: ToolCallRecorder, handlers: Sequence[BaseCallbackHandler]
+) -> Iterator[None]:
+    """Every LangChain run started in the block reports to ``recorder`` and ``handlers``.
+
+    Open it inside the run's own task: the hooks are ContextVars, so concurrent runs never
+    cross. A run given the same handlers in its config gets each once (LangChain skips a hook
+    handler it already has).
+    """
+    with ExitStack() as stack:
+        stack.enter_context(capture_tool_calls(recorder))
+        for position, handler in enumerate(handlers):
+            var = _hook(position)
+            stack.callback(var.reset, var.set(handler))
+        yield
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +273,25 @@ def score_run(
     paused = done[-1].paused if done else ()
     if run.error is None and scenario.turns:
         run = _with_turn_scores(scenario, run, recorder, done)
+    if not run.passed and run.error is None and not recorder.calls_by_run():
+        run = _nothing_seen(run)
     return replace(run, paused=paused) if paused else run
+
+
+def _nothing_seen(run: RunResult) -> RunResult:
+    """The failed run's first reason, led by :data:`NOTHING_SEEN`: the likely cause."""
+    for position, score in enumerate(run.scores):
+        if not score.passed:
+            reason = f"{NOTHING_SEEN}; {score.reason}"
+            noted = Score(score.name, score.value, score.threshold, False, reason, score.details)
+            scores = (*run.scores[:position], noted, *run.scores[position + 1 :])
+            return replace(run, scores=scores)
+    for position, check in enumerate(run.checks):
+        if not check.passed:
+            noted_check = replace(check, reason=f"{NOTHING_SEEN}; {check.reason}")
+            checks = (*run.checks[:position], noted_check, *run.checks[position + 1 :])
+            return replace(run, checks=checks)
+    return run
 
 
 def _with_turn_scores(
@@ -259,3 +341,48 @@ def _turn_scenario(scenario: Scenario, turn: Turn) -> Scenario:
         agent_blocks=turn.agent_blocks,
         turns=(),
     )
+
+
+async def invoke_agent(
+    agent: Any, payload: Any, config: RunnableConfig, extra: Mapping[str, Any] | None = None
+) -> Any:
+    """``ainvoke`` when the agent has a coroutine one, else ``invoke``/call on a worker thread.
+
+    ``extra`` holds further keyword arguments of ``invoke`` (``context=`` for runtime context).
+    """
+    kwargs = dict(extra or {})
+    ainvoke = getattr(agent, "ainvoke", None)
+    if ainvoke is not None and inspect.iscoroutinefunction(ainvoke):
+        return await ainvoke(payload, config=config, **kwargs)
+    invoke = getattr(agent, "invoke", None)
+    if callable(invoke):
+        return await in_thread(invoke, payload, config=config, **kwargs)
+    if callable(agent):
+        # an application function: the run's capture hooks see what it invokes (no config)
+        if _accepts_config(agent):
+            kwargs["config"] = config
+        if _is_async(agent):
+            return await agent(payload, **kwargs)  # on the loop, in the run's task
+        result = await in_thread(agent, payload, **kwargs)
+        if inspect.isawaitable(result):  # a sync callable that returned a coroutine
+            return await result
+        return result
+    raise TypeError(
+        f"the agent factory returned {type(agent).__name__}, which has no invoke/ainvoke and "
+        "is not callable; return a Runnable or a compiled LangGraph graph"
+    )
+
+
+def _is_async(func: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(func):
+        return True
+    call = getattr(func, "__call__", None)  # noqa: B004 - an object whose __call__ is async
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _accepts_config(func: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return "config" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())

@@ -12,22 +12,29 @@ What an agent or tool does must end as that scenario's result, never as the end 
   :class:`LoopBlocked` inside the blocking call, so the run ends as a timeout that says it
   blocked, and the other scenarios go on. Without signals (not the main thread, Windows) the
   block is still detected and reported once the call returns.
+- :class:`WaitLedger` counts the time a run's model calls waited for a ``max_concurrency``
+  slot (:mod:`harness.models.limits`): the runner moves the run's deadline by it, up to one more
+  timeout, since that wait is the harness's queue, not the agent's slowness.
 - :class:`DaemonExecutor` is the loop's default executor (LangChain's sync tools run there) on
   daemon threads that interpreter exit never joins, so a hung sync tool cannot keep pytest or
-  ``harness`` from exiting.
+  ``harness`` from exiting. :func:`in_thread` runs sync agents and factories on one of its own,
+  in the caller's context (the run's capture hooks and ledger go with it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import os
 import queue
 import signal
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -227,6 +234,60 @@ class LoopWatch:
             self._previous(signum, frame)
 
 
+class WaitLedger:
+    """How long one run's model calls waited for slots: the time any of them was waiting."""
+
+    def __init__(self) -> None:
+        """An empty ledger; the runner makes one per run."""
+        self._lock = threading.Lock()
+        self._done = 0.0
+        self._waiting = 0
+        self._since = 0.0
+        self.ended = threading.Event()
+        """Set by the runner when the run is over: a call still waiting gives up."""
+
+    def start(self) -> None:
+        """A wait begins now (calls of one run may wait side by side: they count once)."""
+        with self._lock:
+            if self._waiting == 0:
+                self._since = time.monotonic()
+            self._waiting += 1
+
+    def stop(self) -> None:
+        """One wait is over (a slot was won, or the wait given up)."""
+        with self._lock:
+            self._waiting -= 1
+            if self._waiting == 0:
+                self._done += time.monotonic() - self._since
+
+    def waited(self) -> float:
+        """Seconds during which at least one of the run's calls waited, up to now."""
+        with self._lock:
+            ongoing = time.monotonic() - self._since if self._waiting else 0.0
+            return self._done + ongoing
+
+
+_LEDGER: contextvars.ContextVar[WaitLedger | None] = contextvars.ContextVar(
+    "harness_model_waits", default=None
+)
+
+
+@contextmanager
+def counting_waits(ledger: WaitLedger) -> Iterator[WaitLedger]:
+    """Model calls made in this block (its tasks and the threads given its context) note their
+    waits for a slot in ``ledger``."""
+    token = _LEDGER.set(ledger)
+    try:
+        yield ledger
+    finally:
+        _LEDGER.reset(token)
+
+
+def current_ledger() -> WaitLedger | None:
+    """The ledger of the run this code works for, if a runner opened one."""
+    return _LEDGER.get()
+
+
 class DaemonExecutor(ThreadPoolExecutor):
     """A thread pool on daemon threads, never joined: not at shutdown, not at interpreter exit.
 
@@ -295,3 +356,81 @@ class DaemonExecutor(ThreadPoolExecutor):
                     job[0].cancel()
         for _ in range(idle):
             self._jobs.put(None)
+
+
+# --- agent threads ----------------------------------------------------------------------------
+
+
+_agent_threads = DaemonExecutor("harness-agent")
+"""Where sync factories and agents run. Daemon threads, reused when idle: starting a fresh
+thread per call cost about 0.1 ms of CPU per scenario (bench_runner); a hung call keeps its
+thread and the next call gets a new one, so nothing waits for it, not even exit."""
+
+
+def _fresh_agent_threads() -> None:
+    # a forked child (harness run -n) has none of the parent's threads, idle or not
+    global _agent_threads
+    _agent_threads = DaemonExecutor("harness-agent")
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_agent_threads)
+
+
+FACTORY_HOLD = 0.005
+"""Seconds the loop waits, blocked, for a sync factory on its thread before awaiting it."""
+
+
+async def in_thread(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run ``func`` on a daemon thread: a call that never returns cannot block exit."""
+    future, _ = _start_in_thread(func, args, kwargs)
+    return await future
+
+
+async def build_in_thread(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """:func:`in_thread` for a sync agent factory: the loop first waits ``FACTORY_HOLD``.
+
+    A factory mostly compiles a graph, pure Python work. Were the loop to carry on meanwhile,
+    every loop iteration would hand the GIL to the factory's thread and wait up to a switch
+    interval to get it back: about 15 more context switches and 1.5-2.5 ms more CPU per
+    scenario (bench_runner, variant langgraph). Holding the loop lets a quick build finish
+    alone; a slow or hung one is then awaited like any other thread call, so the factory's
+    timeout and isolation are unchanged (docs/architecture.md, "Threading and concurrency
+    contracts").
+    """
+    future, finished = _start_in_thread(func, args, kwargs)
+    finished.wait(FACTORY_HOLD)  # releases the GIL: the factory runs without the loop's turns
+    return await future
+
+
+def _start_in_thread(
+    func: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[asyncio.Future[T], threading.Event]:
+    """Submit ``func`` to a daemon thread: its result's future, and an event set once it ended."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    finished = threading.Event()
+    context = contextvars.copy_context()
+
+    def settle(setter: Callable[[Any], None], value: Any) -> None:
+        if not future.done():
+            setter(value)
+
+    def work() -> None:
+        try:
+            value = context.run(func, *args, **kwargs)
+        except BaseException as exc:
+            _post(loop, settle, future.set_exception, exc)
+        else:
+            _post(loop, settle, future.set_result, value)
+        finally:
+            finished.set()
+
+    _agent_threads.submit(work)
+    return future, finished
+
+
+def _post(loop: asyncio.AbstractEventLoop, *callback: Any) -> None:
+    # the loop may have closed while a hung call was still running: then nobody waits for it
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(*callback)

@@ -2,8 +2,12 @@
 
 One asyncio loop, a semaphore for ``concurrency``. Each scenario: build the model's agent with
 the factory, then ``repeat`` runs, each with a fresh ToolCallRecorder and its own ``timeout``.
-Agents with ``ainvoke`` are awaited; anything else runs on a daemon worker thread (a hung sync
-agent then cannot keep the process alive). Nothing a scenario does stops the others: whatever
+Agents with ``ainvoke`` (and ``async def`` application functions) are awaited; anything else
+runs on a daemon worker thread (a hung sync agent then cannot keep the process alive). A run
+records whatever LangChain runs start in its context, config or not (an application function
+that invokes the agent itself, :func:`harness.invocation.capturing`), and its deadline leaves
+out the time its model calls waited for a ``max_concurrency`` slot (up to one more timeout,
+:mod:`harness.models.limits`). Nothing a scenario does stops the others: whatever
 the factory or the run raises (``BaseException`` included), a timeout, a call that ignores its
 cancellation (abandoned) or one that blocks the loop (interrupted, see :mod:`harness.isolation`)
 becomes that scenario's ``error`` result. Only a SIGINT or SIGTERM of the process stops the run
@@ -22,22 +26,37 @@ Scoring lives in :mod:`harness.scoring`: ``harness run`` and ``harness eval-trac
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
-import inspect
-import os
 import signal
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.runnables import RunnableConfig
 
-from harness.invocation import TurnOutcome, converse, record_sample, run_config, score_run
-from harness.isolation import DaemonExecutor, LoopBlocked, LoopWatch, Outcome, StopState, contained
+from harness.invocation import (
+    NOTHING_SEEN,
+    TurnOutcome,
+    capturing,
+    converse,
+    record_sample,
+    run_config,
+    score_run,
+)
+from harness.invocation import invoke_agent as _invoke
+from harness.isolation import FACTORY_HOLD as FACTORY_HOLD  # re-exported: tests read it here
+from harness.isolation import (
+    DaemonExecutor,
+    LoopBlocked,
+    LoopWatch,
+    Outcome,
+    StopState,
+    WaitLedger,
+    contained,
+    counting_waits,
+)
+from harness.isolation import build_in_thread as _build_in_thread
 from harness.redaction import Redactor
 from harness.result import (
     ErrorInfo,
@@ -70,7 +89,6 @@ REASON_ATTRIBUTE = "harness.reason"
 AGENT_ATTRIBUTE = "harness.agent.spec"
 """The scenario's ``agent:`` as written, on the root span: ``harness draft`` of a trace file."""
 
-T = TypeVar("T")
 ProgressCallback = Callable[[ScenarioResult], None]
 
 GRACE_SECONDS = 1.0
@@ -128,6 +146,8 @@ class Runner:
         """``agent_reuse``: the opening of each (factory, model config)'s one agent."""
         self._shared_sessions: list[tuple[AgentSession, float, str]] = []
         """Those agents' sessions, with a timeout and a name for closing them after the run."""
+        self._unseen: set[str] = set()
+        """Scenarios that passed a run in which no LangChain run was seen (a warning)."""
 
     async def run(self, scenarios: Sequence[Scenario]) -> SuiteResult:
         """Run every scenario; on cancellation (Ctrl-C) return what finished, marked partial."""
@@ -156,7 +176,7 @@ class Runner:
             uncancel = getattr(asyncio.current_task(), "uncancel", None)  # Python >= 3.11
             if uncancel is not None:
                 uncancel()
-        warnings = await self._close_shared()
+        warnings = await self._close_shared() + self._unseen_warnings()
         ordered = tuple(results[index] for index in sorted(results))
         return SuiteResult(
             scenarios=ordered,
@@ -236,6 +256,13 @@ class Runner:
         # shielded: a scenario cancelled while waiting must not cancel the others' agent
         return await asyncio.shield(opening)
 
+    def _unseen_warnings(self) -> tuple[str, ...]:
+        return tuple(
+            f"{scenario}: passed, but no LangChain run was seen in a run of it, so no call "
+            f"could be recorded ({NOTHING_SEEN.partition(': ')[2]})"
+            for scenario in sorted(self._unseen)
+        )
+
     async def _close_shared(self) -> tuple[str, ...]:
         """Close the reused agents after every scenario is done; what fails is a warning."""
         warnings: list[str] = []
@@ -283,21 +310,23 @@ class Runner:
         trace_id: str | None,
     ) -> RunResult:
         recorder = ToolCallRecorder()
-        handlers: list[BaseCallbackHandler] = [recorder]
+        extra: list[BaseCallbackHandler] = []
         if emitter is not None:
             from harness.export import secret_watchers
 
             # secrets noted before the emitter sees the event: spans are scrubbed by value
-            handlers += [*secret_watchers(self.options.tracer_provider), emitter]
+            extra += [*secret_watchers(self.options.tracer_provider), emitter]
+        config = run_config(scenario, agent, [recorder, *extra])
         start = time.perf_counter()
         turns: list[TurnOutcome] = []  # filled turn by turn: a failed run keeps what finished
-        _, error = await self.bounded(
-            lambda: converse(
-                scenario, agent, run_config(scenario, agent, handlers), recorder, _invoke, turns
-            ),
-            timeout,
-            "the run",
-        )
+        waits = WaitLedger()
+
+        async def run_turns() -> None:
+            # inside the run's own task: the capture hooks and the ledger are this run's only
+            with capturing(recorder, extra), counting_waits(waits):
+                await converse(scenario, agent, config, recorder, _invoke, turns)
+
+        _, error = await self.bounded(run_turns, timeout, "the run", waits)
         duration = time.perf_counter() - start
         # what was captured before a crash or timeout is kept: it is often the explanation
         sample = record_sample(
@@ -314,62 +343,99 @@ class Runner:
                 trace_id=trace_id,
                 paused=paused,
             )
-        return score_run(
+        run = score_run(
             scenario, sample, recorder, turns, index=index, duration=duration, trace_id=trace_id
         )
+        if run.passed and not recorder.calls_by_run():
+            self._unseen.add(scenario.id)
+        return run
 
     async def bounded(
-        self, call: Callable[[], Awaitable[Any]], timeout: float, what: str
+        self,
+        call: Callable[[], Awaitable[Any]],
+        timeout: float,
+        what: str,
+        waits: WaitLedger | None = None,
     ) -> tuple[Outcome, ErrorInfo | None]:
         """Run one agent call in its own task within ``timeout``, whatever the call does.
 
         The call's own exceptions, ``BaseException`` included, are its error; past the timeout
         it is cancelled, and abandoned if it has not stopped ``GRACE_SECONDS`` later. Only the
-        cancellation of the task awaiting here (a stop of the run) propagates.
+        cancellation of the task awaiting here (a stop of the run) propagates. The time the
+        call's model calls waited for a ``max_concurrency`` slot (``waits``) is not counted,
+        up to one more ``timeout`` (harness.models.limits).
         """
         owner = object()  # this call; every task it starts is known by it (LoopWatch)
         task = asyncio.ensure_future(contained(call(), self.stop_state, owner))
         watch = self.watch
         start = time.monotonic()
-        deadline = start + timeout
         stalled_before = watch.stalled if watch is not None else 0.0
-        token = None
         if watch is not None:
             watch.own(task, owner)
-            token = watch.expect(deadline)
         try:
-            done = await _wait(task, deadline)
-            if not done and watch is not None and not watch.blocked_by(owner):
-                # another call blocked the loop while this one waited: give that time back once
-                credit = watch.stalled - stalled_before
-                if credit > 0.1:
-                    done = await _wait(task, deadline + credit)
+            done = await self._wait_credited(task, start, timeout, owner, stalled_before, waits)
         except asyncio.CancelledError:
             task.cancel()
             self._abandon({task})
             raise
         finally:
-            if watch is not None and token is not None:
-                watch.forget(token)
+            if waits is not None:
+                waits.ended.set()  # a model call still waiting for a slot gives up
+        waited = _waited(waits, timeout)
         blocked = 0.0
         if watch is not None:
             blocked = watch.blocked_by(owner)
             watch.release(owner)
         if not done:
-            return Outcome(), await self._cancel_late(task, timeout, what, blocked)
+            return Outcome(), await self._cancel_late(task, timeout, what, blocked, waited)
         outcome = task.result()
         elapsed = time.monotonic() - start
         stalled = watch.stalled - stalled_before if watch is not None else 0.0
         # the loop was blocked, so no timer could fire: finishing late is a timeout all the
         # same; a stall some other call caused does not count against this one
-        late = elapsed - (0.0 if blocked else stalled) > timeout + 0.05
+        late = elapsed - (0.0 if blocked else stalled) - waited > timeout + 0.05
         error = _outcome_error(outcome, timeout, what, late)
         if error is None and late:
-            error = _timeout(what, timeout, _blocked_note(blocked) if blocked else "")
+            error = _timeout(what, timeout, _late_note(blocked, waited))
         return outcome, error
 
+    async def _wait_credited(
+        self,
+        task: asyncio.Future[Outcome],
+        start: float,
+        timeout: float,
+        owner: object,
+        stalled_before: float,
+        waits: WaitLedger | None,
+    ) -> bool:
+        """Wait for ``task`` until its deadline, moved by the time that is not its own; done?"""
+        watch = self.watch
+        stall_credit = 0.0
+        deadline = start + timeout
+        while True:
+            token = watch.expect(deadline) if watch is not None else None
+            try:
+                if await _wait(task, deadline):
+                    return True
+            finally:
+                if watch is not None and token is not None:
+                    watch.forget(token)
+            if watch is not None and not stall_credit and not watch.blocked_by(owner):
+                # another call blocked the loop while this one waited: give that time back once
+                credit = watch.stalled - stalled_before
+                stall_credit = credit if credit > 0.1 else -1.0
+            moved = start + timeout + max(stall_credit, 0.0) + _waited(waits, timeout)
+            if moved <= deadline:
+                return False
+            deadline = moved
+
     async def _cancel_late(
-        self, task: asyncio.Future[Outcome], timeout: float, what: str, blocked: float
+        self,
+        task: asyncio.Future[Outcome],
+        timeout: float,
+        what: str,
+        blocked: float,
+        waited: float = 0.0,
     ) -> ErrorInfo:
         task.cancel()
         done, _ = await asyncio.wait({task}, timeout=GRACE_SECONDS)
@@ -377,12 +443,13 @@ class Runner:
             outcome = task.result()
             if isinstance(outcome.error, LoopBlocked):
                 blocked = max(blocked, outcome.error.seconds)
-            return _timeout(what, timeout, _blocked_note(blocked) if blocked else "")
+            return _timeout(what, timeout, _late_note(blocked, waited))
         self._abandon({task})
         return _timeout(
             what,
             timeout,
-            f"; it ignored its cancellation for {GRACE_SECONDS:g}s and was abandoned",
+            f"; it ignored its cancellation for {GRACE_SECONDS:g}s and was abandoned"
+            + _late_note(0.0, waited),
         )
 
     def _abandon(self, tasks: Iterable[asyncio.Future[Any]]) -> None:
@@ -410,6 +477,22 @@ async def _wait(task: asyncio.Future[Any], deadline: float) -> bool:
 def _timeout(what: str, timeout: float, note: str = "") -> ErrorInfo:
     error = error_info(asyncio.TimeoutError(), "timeout", timeout, what=what)
     return replace(error, message=error.message + note) if note else error
+
+
+def _waited(waits: WaitLedger | None, timeout: float) -> float:
+    """The time a run's model calls waited for slots, as far as it moves the deadline."""
+    return min(waits.waited(), timeout) if waits is not None else 0.0
+
+
+def _late_note(blocked: float, waited: float) -> str:
+    """Why a late run was late, beyond its own work: a blocked loop, slots waited for."""
+    note = _blocked_note(blocked) if blocked else ""
+    if waited >= 0.05:
+        note += (
+            f"; {waited:.1f}s its model calls waited for a max_concurrency slot were not "
+            "counted (at most one timeout more)"
+        )
+    return note
 
 
 def _blocked_note(seconds: float) -> str:
@@ -450,116 +533,6 @@ def annotate_span(span: Span, run: RunResult, redactor: Redactor | None = None) 
     for reason in run.reasons():
         span.add_event(FAILURE_EVENT, {REASON_ATTRIBUTE: scrub.text(reason)})
     record_verdict(span, run, scrub)  # GenAI evaluation events; status ERROR unless passed
-
-
-# --- invoking agents ------------------------------------------------------------------------
-
-
-async def _invoke(
-    agent: Any, payload: Any, config: RunnableConfig, extra: Mapping[str, Any] | None = None
-) -> Any:
-    """``ainvoke`` when the agent has a coroutine one, else ``invoke``/call on a worker thread.
-
-    ``extra`` holds further keyword arguments of ``invoke`` (``context=`` for runtime context).
-    """
-    kwargs = dict(extra or {})
-    ainvoke = getattr(agent, "ainvoke", None)
-    if ainvoke is not None and inspect.iscoroutinefunction(ainvoke):
-        return await ainvoke(payload, config=config, **kwargs)
-    invoke = getattr(agent, "invoke", None)
-    if callable(invoke):
-        return await _in_thread(invoke, payload, config=config, **kwargs)
-    if callable(agent):
-        if _accepts_config(agent):
-            return await _in_thread(agent, payload, config=config, **kwargs)
-        return await _in_thread(agent, payload, **kwargs)
-    raise TypeError(
-        f"the agent factory returned {type(agent).__name__}, which has no invoke/ainvoke and "
-        "is not callable; return a Runnable or a compiled LangGraph graph"
-    )
-
-
-def _accepts_config(func: Callable[..., Any]) -> bool:
-    try:
-        parameters = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
-    return "config" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
-
-
-_agent_threads = DaemonExecutor("harness-agent")
-"""Where sync factories and agents run. Daemon threads, reused when idle: starting a fresh
-thread per call cost about 0.1 ms of CPU per scenario (bench_runner); a hung call keeps its
-thread and the next call gets a new one, so nothing waits for it, not even exit."""
-
-
-def _fresh_agent_threads() -> None:
-    # a forked child (harness run -n) has none of the parent's threads, idle or not
-    global _agent_threads
-    _agent_threads = DaemonExecutor("harness-agent")
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_fresh_agent_threads)
-
-
-FACTORY_HOLD = 0.005
-"""Seconds the loop waits, blocked, for a sync factory on its thread before awaiting it."""
-
-
-async def _in_thread(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run ``func`` on a daemon thread: a call that never returns cannot block exit."""
-    future, _ = _start_in_thread(func, args, kwargs)
-    return await future
-
-
-async def _build_in_thread(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """:func:`_in_thread` for a sync agent factory: the loop first waits ``FACTORY_HOLD``.
-
-    A factory mostly compiles a graph, pure Python work. Were the loop to carry on meanwhile,
-    every loop iteration would hand the GIL to the factory's thread and wait up to a switch
-    interval to get it back: about 15 more context switches and 1.5-2.5 ms more CPU per
-    scenario (bench_runner, variant langgraph). Holding the loop lets a quick build finish
-    alone; a slow or hung one is then awaited like any other thread call, so the factory's
-    timeout and isolation are unchanged (docs/architecture.md, "Threading and concurrency
-    contracts").
-    """
-    future, finished = _start_in_thread(func, args, kwargs)
-    finished.wait(FACTORY_HOLD)  # releases the GIL: the factory runs without the loop's turns
-    return await future
-
-
-def _start_in_thread(
-    func: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[asyncio.Future[T], threading.Event]:
-    """Submit ``func`` to a daemon thread: its result's future, and an event set once it ended."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-    finished = threading.Event()
-    context = contextvars.copy_context()
-
-    def settle(setter: Callable[[Any], None], value: Any) -> None:
-        if not future.done():
-            setter(value)
-
-    def work() -> None:
-        try:
-            value = context.run(func, *args, **kwargs)
-        except BaseException as exc:
-            _post(loop, settle, future.set_exception, exc)
-        else:
-            _post(loop, settle, future.set_result, value)
-        finally:
-            finished.set()
-
-    _agent_threads.submit(work)
-    return future, finished
-
-
-def _post(loop: asyncio.AbstractEventLoop, *callback: Any) -> None:
-    # the loop may have closed while a hung call was still running: then nobody waits for it
-    with contextlib.suppress(RuntimeError):
-        loop.call_soon_threadsafe(*callback)
 
 
 def final_output(result: Any) -> Any:

@@ -136,6 +136,42 @@ def _metric_def(name: str) -> dict[str, Any]:
     }
 
 
+def _model_def() -> dict[str, Any]:
+    """``model:``: a string, or a mapping whose other keys are the model's options."""
+    kinds = (
+        "demo, scripted, a LangChain provider, or module:callable / file.py:callable (a factory "
+        "returning your own BaseChatModel)"
+    )
+    return {
+        "anyOf": [
+            {
+                "type": "string",
+                "minLength": 1,
+                "description": f"{kinds}; 'provider:model' names a provider's model.",
+            },
+            {
+                "type": "object",
+                "properties": {
+                    "provider": {"type": "string", "minLength": 1, "description": kinds + "."},
+                    "model": {
+                        "type": "string",
+                        "description": "The model's name (a factory gets it as model=).",
+                    },
+                    "max_concurrency": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "At most this many calls of this model at once in the "
+                        "whole run, shared by every scenario with the same model config; "
+                        "waiting for a slot does not count against the timeout.",
+                    },
+                },
+                "additionalProperties": True,
+            },
+            {"type": "null"},
+        ]
+    }
+
+
 def _metrics_def() -> dict[str, Any]:
     from harness.metrics import metric_names
 
@@ -172,6 +208,8 @@ def scenario_schema() -> dict[str, Any]:
     _replace(suite, "scenarios", {"type": "array", "minItems": 1, "items": _ref("ScenarioSpec")})
     for model in ("DefaultsSpec", "ScenarioSpec", "TurnSpec"):
         _replace(defs[model], "metrics", _ref("Metrics"))
+    _replace(suite, "model", _ref("Model"))
+    _replace(defs["ScenarioSpec"], "model", _ref("Model"))
     _replace(defs["ExpectSpec"], "output", _ref("Pattern"))
     tool_calls = defs["ExpectSpec"]["properties"]["tool_calls"]
     # `- get_time` is shorthand for `- {name: get_time}` (the loader's _bare_names)
@@ -200,6 +238,7 @@ def scenario_schema() -> dict[str, Any]:
         },
     )
     defs["Metrics"] = _metrics_def()
+    defs["Model"] = _model_def()
     defs.update(_pattern_defs())
     return {
         "$schema": DIALECT,

@@ -1,38 +1,53 @@
-"""Chat models handed to agents (docs/architecture.md): demo, scripted, or a real provider.
+"""Chat models handed to agents (docs/architecture.md): demo, scripted, a provider, or your own.
 
 ``make_model(spec, script=...)`` is the one entry point the runner uses. ``spec`` is what a
 scenario file's ``model:`` holds: nothing or ``"demo"`` (the default), a mapping
-``{provider: demo|scripted|<name>, model: ..., **options}``, or a ``"provider:model"`` string.
-Kinds live in a registry (``PROVIDERS``). A real provider's model is a
-:class:`~harness.models.lazy.ProviderChatModel`, built on its first turn: loading a suite never
-needs the provider's package or key. Record and replay wrap whatever model this returns
+``{provider: demo|scripted|<name>|<module:callable>, model: ..., **options}``, a
+``"provider:model"`` string, or ``"module:callable"`` / ``"file.py:callable"`` naming a factory
+of the user's own ``BaseChatModel`` (:mod:`harness.models.factory`). Kinds live in a registry
+(``PROVIDERS``). A real provider's model is a :class:`~harness.models.lazy.ProviderChatModel`,
+built on its first turn: loading a suite never needs the provider's package or key. The option
+``max_concurrency: N`` puts any of them behind the gate its config shares
+(:mod:`harness.models.limits`). Record and replay wrap whatever model this returns
 (``harness.cassettes``); they are chosen by a flag, not by ``model:``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 
 from harness.models.demo import DemoChatModel
+from harness.models.factory import FactoryChatModel, factory_model, is_factory_target
 from harness.models.lazy import ProviderChatModel, provider_model
-from harness.models.providers import ModelConfigError
+from harness.models.limits import LimitedChatModel, gate_for
+from harness.models.providers import PACKAGES, ModelConfigError
 
 __all__ = [
     "PROVIDERS",
     "DemoChatModel",
+    "FactoryChatModel",
+    "LimitedChatModel",
     "ModelConfigError",
     "ModelProvider",
     "ModelSpec",
     "ProviderChatModel",
+    "Resolver",
     "make_model",
     "register_provider",
 ]
 
 ModelSpec = str | Mapping[str, Any] | None
 """What ``model:`` may hold in a scenario file."""
+
+Resolver = Callable[[str], Callable[..., Any]]
+"""Imports a ``module:callable`` / ``file.py:callable`` (ValueError saying what is missing)."""
+
+LIMIT_OPTION = "max_concurrency"
 
 
 class ModelProvider(Protocol):
@@ -103,7 +118,7 @@ def _normalise(spec: ModelSpec) -> tuple[str, dict[str, Any]]:
         text = spec.strip()
         if not text:
             raise ModelConfigError("model spec is an empty string; use 'demo' or 'provider:model'")
-        if text in PROVIDERS:
+        if text in PROVIDERS or is_factory_target(text):
             return text, {}
         provider, sep, model = text.partition(":")
         return (provider, {"model": model}) if sep else ("", {"model": text})
@@ -113,7 +128,9 @@ def _normalise(spec: ModelSpec) -> tuple[str, dict[str, Any]]:
         if provider is None:
             provider = "demo" if "model" not in options else ""
         if not isinstance(provider, str):
-            raise ModelConfigError(f"model.provider must be a string, got {provider!r}")
+            raise ModelConfigError(
+                f"model.provider must be a string, got {provider!r}", option="provider"
+            )
         return provider, options
     raise ModelConfigError(
         f"model must be a mapping like {{provider: demo}} or a 'provider:model' string, "
@@ -121,12 +138,53 @@ def _normalise(spec: ModelSpec) -> tuple[str, dict[str, Any]]:
     )
 
 
-def make_model(spec: ModelSpec = None, *, script: Sequence[Any] | None = None) -> BaseChatModel:
-    """The chat model a scenario's ``model:`` asks for (default: the demo model)."""
-    provider, options = _normalise(spec)
-    factory = PROVIDERS.get(provider)
-    if factory is not None:
-        return factory(options, script)
+def _limit(value: Any) -> int:
+    """``max_concurrency``: a positive whole number."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ModelConfigError(
+            f"max_concurrency must be a whole number >= 1 (how many calls of this model may "
+            f"run at once in the whole run), got {value!r}",
+            option=LIMIT_OPTION,
+        )
+    return value
+
+
+def _import_here(target: str) -> Callable[..., Any]:
+    from harness.scenarios.agents import resolve_callable  # the loader's importer, did-you-mean
+
+    return resolve_callable(target, Path.cwd(), role=_FACTORY_ROLE)
+
+
+_FACTORY_ROLE = "a model factory must be callable and return a BaseChatModel"
+
+
+def _factory(target: str, options: Mapping[str, Any], resolve: Resolver | None) -> BaseChatModel:
+    head = target.partition(":")[0]
+    if head in PROVIDERS or head in PACKAGES:
+        name = target.partition(":")[2]
+        raise ModelConfigError(
+            f"model.provider {target!r} names a provider and a model in one: write "
+            f"{{provider: {head}, model: {name}}} or '{target}' as the whole model",
+            option="provider",
+        )
+    try:
+        factory = (resolve or _import_here)(target)
+    except ValueError as exc:
+        raise ModelConfigError(f"model factory {target}: {exc}", option="provider") from None
+    return factory_model(target, factory, options)
+
+
+def _build(
+    provider: str,
+    options: dict[str, Any],
+    script: Sequence[Any] | None,
+    resolve: Resolver | None,
+) -> BaseChatModel:
+    kind = PROVIDERS.get(provider)
+    if kind is not None:
+        return kind(options, script)
+    if ":" in provider:
+        return _factory(provider, options, resolve)
     model = options.pop("model", None)
     if not isinstance(model, str) or not model:
         known = ", ".join(sorted(PROVIDERS))
@@ -135,3 +193,36 @@ def make_model(spec: ModelSpec = None, *, script: Sequence[Any] | None = None) -
             f"model: <name>}} or '{provider}:<name>' (built-in kinds: {known})"
         )
     return provider_model(provider, model, options)
+
+
+def make_model(
+    spec: ModelSpec = None,
+    *,
+    script: Sequence[Any] | None = None,
+    resolve: Resolver | None = None,
+) -> BaseChatModel:
+    """The chat model a scenario's ``model:`` asks for (default: the demo model).
+
+    ``resolve`` imports a factory the spec names (the loader's, relative to the suite file);
+    without it, the current directory's.
+    """
+    provider, options = _normalise(spec)
+    limited = LIMIT_OPTION in options
+    value = options.pop(LIMIT_OPTION, None)
+    built = _build(provider, dict(options), script, resolve)  # what the model is: said first
+    if not limited:
+        return built
+    limit = _limit(value)
+    # the whole config but the script: every scenario (every suite) writing it shares the gate;
+    # a factory counts by what it is, however a suite's path names it
+    owner: Any = built.factory if isinstance(built, FactoryChatModel) else provider
+    key = (owner, json.dumps(options, sort_keys=True, default=repr), limit)
+    return LimitedChatModel(inner=built, gate=gate_for(key, _label(provider, options), limit))
+
+
+def _label(provider: str, options: Mapping[str, Any]) -> str:
+    """How a message names the model: ``openai:gpt-4o-mini``, ``scripted``, ``pkg.mod:make``."""
+    model = options.get("model")
+    if ":" in provider or not isinstance(model, str) or not model:
+        return provider or "model"
+    return f"{provider}:{model}" if provider else model

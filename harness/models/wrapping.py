@@ -4,12 +4,19 @@ The provider model built on first use, the cassette recorder and the cassette re
 tools the same way — as OpenAI-format schemas kept in the call's keyword arguments, which is
 what a cassette key hashes — and hand a turn to an inner model without letting that model's own
 callback events reach the agent's handlers (the outer model already reports the turn once; a
-second report would record every requested tool call twice).
+second report would record every requested tool call twice). Handlers come two ways: the
+config's callbacks (an explicit empty list hides the enclosing run's) and LangChain's configure
+hooks — ContextVars such as the one ``capture_tool_calls()`` and ``harness run`` set, read each
+time a run is configured. The inner call runs with every hook variable cleared
+(:func:`hooks_off`), else a captured run would record the inner model's turn as a second,
+top-level run of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +27,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langchain_core.tools import BaseTool
+from langchain_core.tracers import context as tracer_context
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
 
@@ -40,6 +48,7 @@ __all__ = [
     "chunk_text",
     "emit_chunk",
     "emit_chunk_async",
+    "hooks_off",
     "quiet_config",
 ]
 
@@ -51,6 +60,23 @@ def quiet_config() -> RunnableConfig:
     """A config whose explicit empty callback list hides an inner model's events."""
     # An explicit [] overrides the callbacks inherited from the enclosing graph node.
     return RunnableConfig(callbacks=[])
+
+
+@contextmanager
+def hooks_off() -> Iterator[None]:
+    """Clear every configure-hook variable for the block (this thread or task only)."""
+    # LangChain keeps its hook registry private; without it there is nothing to clear
+    hooks: list[tuple[ContextVar[Any], Any, Any, Any]] = getattr(
+        tracer_context, "_configure_hooks", []
+    )
+    tokens: list[tuple[ContextVar[Any], Token[Any]]] = [
+        (hook[0], hook[0].set(None)) for hook in hooks if hook[0].get() is not None
+    ]
+    try:
+        yield
+    finally:
+        for var, token in reversed(tokens):
+            var.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,27 +227,47 @@ def bound_to(
 def ask(inner: BaseChatModel, turn: Turn) -> BaseMessage:
     """``inner``'s answer to ``turn``, its tools bound its own way, its events kept quiet."""
     runnable, rest = bound_to(inner, turn.kwargs)
-    return runnable.invoke(turn.messages, quiet_config(), stop=turn.stop, **rest)
+    with hooks_off():
+        return runnable.invoke(turn.messages, quiet_config(), stop=turn.stop, **rest)
 
 
 async def ask_async(inner: BaseChatModel, turn: Turn) -> BaseMessage:
     """``inner``'s answer to ``turn`` (async), its tools bound its own way, events quiet."""
     runnable, rest = bound_to(inner, turn.kwargs)
-    return await runnable.ainvoke(turn.messages, quiet_config(), stop=turn.stop, **rest)
+    with hooks_off():
+        return await runnable.ainvoke(turn.messages, quiet_config(), stop=turn.stop, **rest)
 
 
 def ask_stream(inner: BaseChatModel, turn: Turn) -> Iterator[AIMessageChunk]:
     """``inner``'s streamed answer to ``turn``, piece by piece, its events kept quiet."""
     runnable, rest = bound_to(inner, turn.kwargs)
-    for piece in runnable.stream(turn.messages, quiet_config(), stop=turn.stop, **rest):
+    pieces = iter(runnable.stream(turn.messages, quiet_config(), stop=turn.stop, **rest))
+    # hooks off for each step only: between steps the caller runs, with its own hooks
+    while True:
+        with hooks_off():
+            piece = next(pieces, None)
+        if piece is None:
+            return
         yield as_chunk(piece)
 
 
 async def ask_stream_async(inner: BaseChatModel, turn: Turn) -> AsyncIterator[AIMessageChunk]:
     """``inner``'s streamed answer to ``turn`` (async), piece by piece, events quiet."""
     runnable, rest = bound_to(inner, turn.kwargs)
-    async for piece in runnable.astream(turn.messages, quiet_config(), stop=turn.stop, **rest):
-        yield as_chunk(piece)
+    pieces = runnable.astream(turn.messages, quiet_config(), stop=turn.stop, **rest)
+    try:
+        while True:
+            with hooks_off():
+                try:
+                    piece = await pieces.__anext__()
+                except StopAsyncIteration:
+                    return
+            yield as_chunk(piece)
+    finally:
+        close = getattr(pieces, "aclose", None)  # an async generator: end it here, not at GC
+        if close is not None:
+            with hooks_off():
+                await close()
 
 
 def chunk_text(chunk: BaseMessage) -> str:

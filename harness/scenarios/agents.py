@@ -18,7 +18,7 @@ import sys
 import types
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from harness.scenarios.issues import describe_found, suggest
 from harness.scenarios.model import AgentRef
@@ -30,6 +30,17 @@ T = TypeVar("T")
 
 def resolve_agent(spec: str, base: Path) -> AgentRef:
     """Import ``module:callable`` (from cwd or ``base``) or ``file.py:callable`` (from ``base``)."""
+    factory = resolve_callable(
+        spec,
+        base,
+        role="it must be a factory taking model= and returning a Runnable or compiled graph",
+    )
+    return AgentRef(spec, factory)
+
+
+def resolve_callable(spec: str, base: Path, *, role: str) -> Callable[..., Any]:
+    """The callable ``module:callable`` or ``file.py:callable`` names (``agent:``, ``model:``);
+    a ValueError says what is missing, with a did-you-mean, and ``role`` when it is no callable."""
     module_part, sep, attr = spec.rpartition(":")
     if not sep or not module_part or not attr:
         raise ValueError(
@@ -45,15 +56,12 @@ def resolve_agent(spec: str, base: Path) -> AgentRef:
         if not hasattr(target, part):
             names = [n for n in dir(target) if not n.startswith("_")]
             raise ValueError(
-                f"module '{module.__name__}' has no attribute '{part}'{suggest(part, names)}"
+                f"module '{module_part}' has no attribute '{part}'{suggest(part, names)}"
             )
         target = getattr(target, part)
     if not callable(target):
-        raise ValueError(
-            f"'{spec}' is not callable (it is {describe_found(target)}); it must be a factory "
-            "taking model= and returning a Runnable or compiled graph"
-        )
-    return AgentRef(spec, target)
+        raise ValueError(f"'{spec}' is not callable (it is {describe_found(target)}); {role}")
+    return cast("Callable[..., Any]", target)
 
 
 SyncCall = Callable[..., Awaitable[Any]]
@@ -231,7 +239,10 @@ def _import_file(relative: str, base: Path) -> types.ModuleType:
     if cached is not None:
         return cached
     if not path.is_file():
-        raise ValueError(f"cannot import '{relative}': no such file {path}")
+        siblings = [p.name for p in path.parent.glob("*.py")] if path.parent.is_dir() else []
+        raise ValueError(
+            f"cannot import '{relative}': no such file {path}{suggest(path.name, siblings)}"
+        )
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
     name = f"_harness_agent_{path.stem}_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from harness.errors import HarnessError, MatcherError, MetricConfigError
 from harness.expectation import Expectation
 from harness.metrics.base import Metric
-from harness.scenarios.agents import resolve_agent
+from harness.scenarios.agents import resolve_agent, resolve_callable
 from harness.scenarios.issues import (
     Collector,
     PathKey,
@@ -47,11 +47,23 @@ from harness.scenarios.schema import (
 from harness.scenarios.yaml_lines import read_yaml
 
 
-def build_model(spec: Any, script: Sequence[Any] | None) -> Any:
-    """The chat model handed to the agent factory (``harness.models.make_model``)."""
+def build_model(spec: Any, script: Sequence[Any] | None, base: Path | None = None) -> Any:
+    """The chat model handed to the agent factory (``harness.models.make_model``); a factory
+    the spec names is imported as ``agent:`` is, relative to ``base`` (the suite's folder)."""
     from harness.models import make_model
 
-    return make_model(spec, script=script)
+    folder = base if base is not None else Path.cwd()
+    return make_model(
+        spec,
+        script=script,
+        resolve=lambda target: resolve_callable(target, folder, role=MODEL_FACTORY_ROLE),
+    )
+
+
+MODEL_FACTORY_ROLE = (
+    "a model factory must be callable, take the model mapping's other keys as keyword "
+    "arguments and return a BaseChatModel"
+)
 
 
 def _provider(spec: Any) -> str | None:
@@ -59,7 +71,9 @@ def _provider(spec: Any) -> str | None:
         provider = spec.get("provider")
         return str(provider) if provider is not None else None
     if isinstance(spec, str):
-        return spec.split(":", 1)[0]
+        from harness.models.factory import is_factory_target
+
+        return spec if is_factory_target(spec) else spec.split(":", 1)[0]
     return None
 
 
@@ -454,13 +468,16 @@ class FileLoader:
             )
             return None
         try:
-            return build_model(model_spec, spec.script)
+            return build_model(model_spec, spec.script, self.path.resolve().parent)
         except (HarnessError, ValueError, TypeError, ImportError) as exc:
             where = (
                 (*loc, "script")
                 if spec.script is not None and provider == "scripted"
                 else (model_loc)
             )
+            option = getattr(exc, "option", None)
+            if option is not None and isinstance(model_spec, Mapping) and option in model_spec:
+                where = (*model_loc, option)  # the line of the key at fault
             self.out.add(where, str(exc))
             return None
 

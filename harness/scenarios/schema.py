@@ -214,7 +214,8 @@ class ScenarioSpec(_Strict):
     )
     model: str | dict[str, Any] | None = Field(
         default=None,
-        description='{provider: demo}, {provider: scripted} or "provider:model".',
+        description='{provider: demo}, {provider: scripted}, "provider:model" or a factory '
+        '"module:callable" / "file.py:callable"; max_concurrency: N limits its calls.',
     )
     agent: str | None = Field(
         default=None, description="module:callable or file.py:callable for this scenario."
@@ -244,7 +245,9 @@ class SuiteSpec(_Strict):
     )
     model: str | dict[str, Any] | None = Field(
         default=None,
-        description='{provider: demo} (default), {provider: scripted} or "provider:model".',
+        description='{provider: demo} (default), {provider: scripted}, "provider:model" or a '
+        'factory "module:callable" / "file.py:callable" returning your BaseChatModel (the '
+        "mapping's other keys are its options); max_concurrency: N limits its calls.",
     )
     defaults: DefaultsSpec = Field(
         default_factory=DefaultsSpec, description="Merged into every scenario of the file."

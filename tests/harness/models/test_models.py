@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -323,3 +325,60 @@ def test_demo_without_tools_still_answers() -> None:
     assert isinstance(reply, AIMessage)
     assert reply.tool_calls == []
     assert reply.content
+
+
+# --------------------------------------------------------------------------- models in front
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def _front_models() -> list[BaseChatModel]:
+    """A model in front of another, each kind: a limit, a cassette recorder."""
+    from harness.cassettes import CassetteStore
+    from harness.cassettes.tape import TapeInfo
+
+    def inner() -> BaseChatModel:
+        return ScriptedChatModel(
+            [{"tool_calls": [{"name": "add", "args": {"a": 2, "b": 3}}]}, {"content": "5"}]
+        )
+
+    limited = make_model({"provider": "scripted", "max_concurrency": 2}, script=[])
+    limited = limited.model_copy(update={"inner": inner()})
+    recorder = CassetteStore("record").wrap(inner(), TapeInfo(Path("unused.yaml"), "s::x"))
+    return [limited, recorder]
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke", "stream", "astream"])
+@pytest.mark.parametrize("front", range(2), ids=["limited", "recording"])
+def test_a_captured_agent_over_a_front_model_records_each_call_once(mode: str, front: int) -> None:
+    from langchain.agents import create_agent
+
+    from tracing.capture import capture_tool_calls
+
+    agent = create_agent(_front_models()[front], [add])
+    payload = {"messages": [("user", "2 + 3?")]}
+
+    async def drive() -> None:
+        if mode == "ainvoke":
+            await agent.ainvoke(payload)
+        else:  # token by token: the front model's _astream asks the inner one piece by piece
+            async for _ in agent.astream(payload, stream_mode="messages"):
+                pass
+
+    with capture_tool_calls() as recorder:
+        if mode == "invoke":
+            agent.invoke(payload)
+        elif mode == "stream":
+            for _ in agent.stream(payload, stream_mode="messages"):
+                pass
+        else:
+            asyncio.run(drive())
+    # without the hooks cleared, the inner model's turn was a second run: a phantom request
+    assert [(c.name, c.args, c.status) for c in recorder.calls()] == [
+        ("add", {"a": 2, "b": 3}, "ok")
+    ]
+    assert len(recorder.calls_by_run()) == 1

@@ -67,6 +67,11 @@ def _errors(validator: Any, data: Any) -> list[list[Any]]:
         ),
         (lambda s: s["scenarios"][0]["expect"].update(order="strcit"), ["scenarios", 0]),
         (lambda s: s["scenarios"][0].update(tags=["has space"]), ["scenarios", 0]),
+        (lambda s: s.update(model={"provider": "demo", "max_concurrency": 0}), ["model"]),
+        (
+            lambda s: s["scenarios"][0].update(model={"max_concurrency": "2"}),
+            ["scenarios", 0, "model"],
+        ),
     ],
 )
 def test_a_typo_is_flagged(validator: Any, typo: Any, where: list[Any]) -> None:
@@ -76,6 +81,22 @@ def test_a_typo_is_flagged(validator: Any, typo: Any, where: list[Any]) -> None:
     found = _errors(validator, data)
     assert found, "the typo was not flagged"
     assert all(path[: len(where)] == where for path in found), found
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "my_models.py:build",
+        "acme.llm.local:build",
+        {"provider": "acme.llm.local:build", "max_concurrency": 1, "path": "models/q.gguf"},
+        {"provider": "openai", "model": "gpt-4o-mini", "max_concurrency": 4, "temperature": 0},
+    ],
+)
+def test_a_factory_model_and_its_limit_validate(validator: Any, model: Any) -> None:
+    data = yaml.safe_load((ROOT / "scenarios" / "travel.yaml").read_text(encoding="utf-8"))
+    data["model"] = model
+    data["scenarios"][0]["model"] = model
+    assert _errors(validator, data) == []
 
 
 def test_every_key_has_a_description_and_every_matcher_is_known() -> None:

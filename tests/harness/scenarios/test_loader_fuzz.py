@@ -1,18 +1,21 @@
 """A fuzz of the loader: any mutation of a shipped suite loads, or is a located ConfigError.
 
 Mutations of the files in scenarios/: byte flips, inserted control characters, deleted spans,
-duplicated or dropped lines, indentation moved. Never another exception, never a slow load
+duplicated or dropped lines, indentation moved; and ``model:`` values of every form (factories
+right and wrong, ``max_concurrency`` of any type). Never another exception, never a slow load
 (hypothesis's per-example deadline). ``HARNESS_FUZZ_EXAMPLES=4000`` runs the big fuzz by hand.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -138,3 +141,82 @@ def test_a_mutated_suite_loads_or_is_a_located_config_error(
 ) -> None:
     source, data = mutant
     assert outcome(source, data, folder) in ("loaded", "config error")
+
+
+# --- `model:` (a factory of the user's own, max_concurrency) --------------------------------
+
+MODELS_FILE = """
+from harness.models.scripted import ScriptedChatModel
+
+
+def build(**options):
+    return ScriptedChatModel([{"content": "ok"}])
+
+
+NOT_CALLABLE = 3
+"""
+
+# module parts and attributes a user might write, right or wrong; never a random module name
+# (an import runs the module's code)
+HEADS = ["my_models.py", "./my_models.py", "missing.py", "sub/x.py", "acme.models", "my_models"]
+HEADS += ["harness.models.scripted", "openai", "demo", "scripted", "", ".py", "a..b"]
+TAILS = ["build", "buld", "NOT_CALLABLE", "", "build.x", "ScriptedChatModel", ":", "gpt-4o"]
+JSONISH = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 10)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@st.composite
+def model_specs(draw: st.DrawFn) -> Any:
+    target = f"{draw(st.sampled_from(HEADS))}:{draw(st.sampled_from(TAILS))}"
+    text = draw(st.sampled_from([target, target.rstrip(":"), "demo", "scripted", "openai:gpt"]))
+    if draw(st.booleans()):
+        return text
+    spec: dict[str, Any] = {}
+    if draw(st.booleans()):
+        spec["provider"] = draw(st.sampled_from([text, *HEADS]) | JSONISH)
+    if draw(st.booleans()):
+        spec["max_concurrency"] = draw(st.integers(-2, 4) | JSONISH)
+    spec.update(
+        draw(st.dictionaries(st.sampled_from(["model", "latency", "temperature"]), JSONISH))
+    )
+    return spec
+
+
+@pytest.fixture(scope="module")
+def model_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("fuzz-models")
+    (folder / "my_models.py").write_text(MODELS_FILE, encoding="utf-8")
+    return folder
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=timedelta(seconds=5),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    derandomize=EXAMPLES <= 200,
+)
+@given(suite_model=model_specs(), scenario_model=st.none() | model_specs())
+def test_any_model_spec_loads_or_is_a_located_config_error(
+    model_folder: Path, suite_model: Any, scenario_model: Any
+) -> None:
+    scenario: dict[str, Any] = {"name": "s", "input": "hi"}
+    if scenario_model is not None:
+        scenario["model"] = scenario_model
+    data = {"agent": "harness.demo.travel:build", "model": suite_model, "scenarios": [scenario]}
+    path = model_folder / "models.yaml"
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")  # JSON is YAML
+    try:
+        load_paths([path])
+    except ConfigError as exc:
+        for issue in exc.issues:
+            assert issue.line is not None and issue.line >= 1, str(issue)
+            assert re.match(r".*models\.yaml:\d+: ", str(issue)), str(issue)

@@ -60,6 +60,8 @@ AGENT_PATH = "harness.agent.path"
 """SpanEmitter: the agent path of a tool or chat span's run (README "Capture")."""
 LANGGRAPH_NODE = "harness.langgraph.node"
 """SpanEmitter: the LangGraph node of a tool or chat span's run."""
+SCENARIO_NAME = "harness.scenario"
+"""Attribute carrying the scenario name on the span made by ``SpanEmitter.start_scenario``."""
 AGENT_NAME = "gen_ai.agent.name"
 
 CONVERSATION_KEYS = (

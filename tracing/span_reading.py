@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from tracing.agent_paths import namespace_nodes
 from tracing.conventions import (
     AGENT_NAME,
     AGENT_PATH,
@@ -37,7 +38,6 @@ from tracing.conventions import (
     SpanRole,
     classify,
 )
-from tracing.events import namespace_nodes
 from tracing.records import RAW_ARGUMENTS_KEY, CallStatus, InvalidToolCall, parse_arguments
 from tracing.span_view import SpanView
 

@@ -49,6 +49,7 @@ from tracing.conventions import (
     ERROR_TYPE,
     GENAI_OPERATION,
     LANGGRAPH_NODE,
+    SCENARIO_NAME,
 )
 from tracing.events import (
     agent_path,
@@ -90,9 +91,6 @@ __all__ = ["SpanEmitter"]
 
 _TOOL_MESSAGE_ERROR = "tool_error"
 """``error.type`` of a tool that returned an error ToolMessage (no exception reached us)."""
-
-SCENARIO_NAME = "harness.scenario"
-"""Attribute carrying the scenario name on the span made by ``start_scenario``."""
 
 _INSTRUMENTATION = "toolcall-harness"
 

@@ -40,7 +40,7 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
     if missing:
         err.print(f"no such trace file: {', '.join(missing)}", style="bold red", markup=False)
         return EXIT_CONFIG
-    suites = load_suites(args.scenarios, err)
+    suites = load_suites(args.scenarios, err, runnable=False)
     if suites is None:
         return EXIT_CONFIG
     scenarios = list(iter_scenarios(suites))

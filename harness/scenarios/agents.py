@@ -30,11 +30,7 @@ T = TypeVar("T")
 
 def resolve_agent(spec: str, base: Path) -> AgentRef:
     """Import ``module:callable`` (from cwd or ``base``) or ``file.py:callable`` (from ``base``)."""
-    module_part, sep, attr = spec.rpartition(":")
-    if not sep or not module_part or not attr:
-        raise ValueError(
-            f"expected 'module:callable' or 'path/to/file.py:callable', found {spec!r}"
-        )
+    module_part, attr = _split_spec(spec)
     module = (
         _import_file(module_part, base)
         if module_part.endswith(".py")
@@ -54,6 +50,30 @@ def resolve_agent(spec: str, base: Path) -> AgentRef:
             "taking model= and returning a Runnable or compiled graph"
         )
     return AgentRef(spec, target)
+
+
+def named_agent(spec: str) -> AgentRef:
+    """``spec`` checked but not imported: a suite loaded only to score traces (eval-traces).
+
+    Traces are scored where the agent may not even be installed (a job reading a Collector's
+    files), and importing it would load LangChain for nothing.
+    """
+    _split_spec(spec)
+
+    def not_imported(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError(f"agent {spec} was not imported: its suite was loaded to score traces")
+
+    return AgentRef(spec, not_imported)
+
+
+def _split_spec(spec: str) -> tuple[str, str]:
+    """``module:callable`` -> (module, callable); ValueError names the expected forms."""
+    module_part, sep, attr = spec.rpartition(":")
+    if not sep or not module_part or not attr:
+        raise ValueError(
+            f"expected 'module:callable' or 'path/to/file.py:callable', found {spec!r}"
+        )
+    return module_part, attr
 
 
 SyncCall = Callable[..., Awaitable[Any]]

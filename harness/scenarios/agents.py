@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -59,11 +60,12 @@ def named_agent(spec: str) -> AgentRef:
     files), and importing it would load LangChain for nothing.
     """
     _split_spec(spec)
+    return AgentRef(spec, functools.partial(_not_imported, spec))  # picklable, for workers
 
-    def not_imported(*_args: Any, **_kwargs: Any) -> Any:
-        raise RuntimeError(f"agent {spec} was not imported: its suite was loaded to score traces")
 
-    return AgentRef(spec, not_imported)
+def _not_imported(spec: str, *_args: Any, **_kwargs: Any) -> Any:
+    """The factory of a :func:`named_agent`: never called by the commands that load one."""
+    raise RuntimeError(f"agent {spec} was not imported: its suite was loaded to score traces")
 
 
 def _split_spec(spec: str) -> tuple[str, str]:

@@ -99,27 +99,45 @@ clean:
 # tests/tracing/test_parity.py is left out: the instrumentors at the dev group's floors record
 # nothing on langchain-core 1.x, and one of them needs opentelemetry 1.43, far above the base floor.
 # `make test-lowest LOWEST_PYTHON=python3.10` checks the floors of the oldest Python we support.
+# The venv is kept while what it is made of stays the same: [project] (dependencies, extras),
+# the test tools' floors, the scripts and entry points, and the Python (LOWEST_STAMP holds their
+# hash); anything else in pyproject.toml can change without a reinstall.
 LOWEST_VENV     ?= .venv-lowest
 LOWEST_PYTHON   ?= $(PYTHON)
 LOWEST_PY       := $(LOWEST_VENV)/bin/python
+LOWEST_STAMP    := $(LOWEST_VENV)/.floors
 LOWEST_TOOLS_RE := pytest|pytest-asyncio|hypothesis|junitparser
+LOWEST_TOOLS    := sed -n '/^\[dependency-groups\]/,/^\[/p' pyproject.toml \
+	| grep -oE '"($(LOWEST_TOOLS_RE))([ <>=!~;[][^"]*)?"' | tr -d '"'
+LOWEST_KEY      := { sed -n '/^\[project\]/,/^\[dependency-groups\]/p' pyproject.toml; \
+	$(LOWEST_TOOLS); sed -n '/^\[project\.scripts\]/,/^\[tool\./p' pyproject.toml; \
+	$(LOWEST_PYTHON) -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16
 LOWEST_SUITES   := scenarios/travel.yaml scenarios/orders.yaml scenarios/calculator.yaml
 LOWEST_TESTS    := tests/tracing/test_recorder.py tests/tracing/test_span_emitter.py \
 	tests/tracing/test_span_exporter.py tests/tracing/test_capture_concurrency.py \
 	tests/tracing/test_records.py tests/harness/runner/test_demo_agents.py \
 	tests/harness/runner/test_runner.py
 
-.PHONY: test-lowest
+.PHONY: test-lowest lowest-venv
 test-lowest:
+	@key=$$($(LOWEST_KEY)); \
+	if test -x $(LOWEST_PY) && test "$$(cat $(LOWEST_STAMP) 2>/dev/null)" = "$$key"; then \
+		echo "test-lowest: $(LOWEST_VENV) kept: the floors are unchanged ($$key)"; \
+	else \
+		$(MAKE) --no-print-directory lowest-venv LOWEST_FLOORS=$$key; \
+	fi
+	$(LOWEST_VENV)/bin/harness run $(LOWEST_SUITES)
+	$(LOWEST_PY) -m pytest -q -p no:cacheprovider $(LOWEST_TESTS)
+
+# A fresh .venv-lowest at the floors; `make test-lowest` calls it when the stamp is stale.
+lowest-venv:
 	rm -rf $(LOWEST_VENV)
 	$(LOWEST_PYTHON) -m venv $(LOWEST_VENV)
 	$(LOWEST_PY) -m pip install --quiet --disable-pip-version-check uv
-	sed -n '/^\[dependency-groups\]/,/^\[/p' pyproject.toml \
-		| grep -oE '"($(LOWEST_TOOLS_RE))([ <>=!~;[][^"]*)?"' | tr -d '"' > $(LOWEST_VENV)/test-tools.txt
+	$(LOWEST_TOOLS) > $(LOWEST_VENV)/test-tools.txt
 	test $$(wc -l < $(LOWEST_VENV)/test-tools.txt) -eq $(words $(subst |, ,$(LOWEST_TOOLS_RE))) || { \
 		echo "test-lowest: expected the floors of $(LOWEST_TOOLS_RE) in [dependency-groups] dev"; exit 1; }
 	$(LOWEST_VENV)/bin/uv pip install --quiet --python $(LOWEST_PY) --resolution lowest-direct \
 		-e . -r $(LOWEST_VENV)/test-tools.txt
 	@echo "test-lowest: $$($(LOWEST_VENV)/bin/uv pip freeze --python $(LOWEST_PY) --exclude-editable | tr '\n' ' ')"
-	$(LOWEST_VENV)/bin/harness run $(LOWEST_SUITES)
-	$(LOWEST_PY) -m pytest -q -p no:cacheprovider $(LOWEST_TESTS)
+	echo $(or $(LOWEST_FLOORS),$$($(LOWEST_KEY))) > $(LOWEST_STAMP)

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from harness.errors import DraftError, HarnessError
 
 if TYPE_CHECKING:
@@ -164,6 +162,8 @@ def _suite_file(file: str | None) -> Mapping[str, Any]:
     """The top of the suite a report names, when that file is still there."""
     if not file or not Path(file).is_file():
         return {}
+    import yaml  # here: the CLI's parser imports this module for `add_parser`
+
     try:
         data = yaml.safe_load(Path(file).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
@@ -324,6 +324,8 @@ def draft_file(path: Path, scenario: str | None = None) -> Draft:
         if isinstance(data, Mapping) and "scenarios" in data and "schema_version" in data:
             return _from_results(data, str(path), scenario)
         return _from_traces(path, scenario)
+    import yaml
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -46,13 +46,12 @@ from harness.run_output import read_output
 from harness.sample import Sample
 from harness.scenarios import Scenario
 from harness.scoring import NOT_CAPTURED, all_passed, judge, scored_run, verdict
-from tracing.conventions import GENAI_OUTPUT_MESSAGES, CallSpanKind, classify
-from tracing.exporter import SpanView
+from tracing.conventions import GENAI_OUTPUT_MESSAGES, SCENARIO_NAME, CallSpanKind, classify
 from tracing.frozen import quick_init
-from tracing.otlp_json import OtlpJsonError, OtlpJsonReader, OtlpTrace
+from tracing.otlp_reader import OtlpJsonError, OtlpJsonReader, OtlpTrace
 from tracing.records import ToolCall
 from tracing.span_reading import json_value
-from tracing.spans import SCENARIO_NAME
+from tracing.span_view import SpanView
 
 __all__ = [
     "KEPT_RESULTS",

@@ -31,11 +31,13 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from harness.errors import SelectionError
-from harness.scenarios.model import Scenario
 from harness.text import did_you_mean
+
+if TYPE_CHECKING:  # the run parser adds this module's flags: it must not load the suite models
+    from harness.scenarios.model import Scenario
 
 __all__ = [
     "EXIT_NO_SCENARIOS",

@@ -17,6 +17,7 @@ from typing import Any, TypeGuard
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.outputs import LLMResult
 
+from tracing.agent_paths import agent_path, namespace_nodes
 from tracing.records import content_text
 
 __all__ = [
@@ -220,27 +221,6 @@ def graph_namespace(metadata: Mapping[str, Any] | None) -> tuple[str, ...]:
         return ()
     ns = metadata.get("langgraph_checkpoint_ns") or metadata.get("checkpoint_ns")
     return namespace_nodes(ns)
-
-
-def namespace_nodes(ns: Any) -> tuple[str, ...]:
-    """``a:1|b:2`` -> ``("a", "b")`` (task ids dropped; anything not a string -> ``()``)."""
-    if not isinstance(ns, str) or not ns:
-        return ()
-    return tuple(part.split(":", 1)[0] for part in ns.split("|") if part)
-
-
-def agent_path(prefix: Sequence[str], base: Sequence[str], namespace: Sequence[str]) -> str | None:
-    """The agent path of a run: its scope's agents, then the subgraphs below the scope's base.
-
-    ``prefix`` names the scope's agents (the top-level graph, then each agent used as a tool
-    inside it), ``base`` is the namespace the scope starts at, ``namespace`` the run's own; its
-    last entry is a node, not an agent, so it is left out (docs/architecture.md "Capture").
-    """
-    if not namespace:  # a run outside any subgraph (a tool invoked directly): the scope's agents
-        return "/".join(prefix) if prefix else None
-    inner = list(namespace[len(base) :] if tuple(namespace[: len(base)]) == tuple(base) else ())
-    parts = [*prefix, *inner[:-1]]
-    return "/".join(parts) if parts else None
 
 
 def tool_scope_prefix(agent: str | None, prefix: tuple[str, ...], tool: str) -> tuple[str, ...]:

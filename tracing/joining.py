@@ -38,8 +38,8 @@ import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from tracing.agent_paths import agent_path
 from tracing.conventions import ERROR_TYPE, RUN_ORIGIN, CallSpanKind, Convention, classify
-from tracing.events import agent_path
 from tracing.records import Attempt, CallStatus, ToolCall
 from tracing.span_reading import (
     RAW_ARGUMENTS_KEY,

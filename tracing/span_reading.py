@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 from langchain_core.messages import messages_from_dict
 
+from tracing.agent_paths import namespace_nodes
 from tracing.conventions import (
     AGENT_NAME,
     AGENT_PATH,
@@ -40,7 +41,7 @@ from tracing.conventions import (
     SpanRole,
     classify,
 )
-from tracing.events import namespace_nodes
+from tracing.agent_paths import namespace_nodes
 from tracing.final_answer import STRUCTURED_RESPONSE_KEY, structured_call_ids
 from tracing.records import RAW_ARGUMENTS_KEY, CallStatus, InvalidToolCall, parse_arguments
 from tracing.span_view import SpanView

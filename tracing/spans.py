@@ -55,6 +55,7 @@ from tracing.conventions import (
     RUN_ORIGIN,
     STRUCTURED_CALL_IDS,
     STRUCTURED_OUTPUT_EVENT,
+    SCENARIO_NAME,
 )
 from tracing.events import (
     agent_path,
@@ -99,9 +100,6 @@ __all__ = ["SpanEmitter"]
 
 _TOOL_MESSAGE_ERROR = "tool_error"
 """``error.type`` of a tool that returned an error ToolMessage (no exception reached us)."""
-
-SCENARIO_NAME = "harness.scenario"
-"""Attribute carrying the scenario name on the span made by ``start_scenario``."""
 
 _INSTRUMENTATION = "toolcall-harness"
 

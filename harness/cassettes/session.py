@@ -12,11 +12,16 @@ import argparse
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from harness.cassettes.scenarios import stale_cassettes, wrap_scenarios
-from harness.cassettes.store import CassetteStore, Mode
-from harness.result import SuiteResult
-from harness.scenarios.model import Scenario
+from harness.cassettes.paths import Mode
+
+# The run parser adds these flags to every `harness` command line: the store and the scenarios
+# (LangChain's chat models behind them) are imported when a session starts.
+if TYPE_CHECKING:
+    from harness.cassettes.store import CassetteStore
+    from harness.result import SuiteResult
+    from harness.scenarios.model import Scenario
 
 __all__ = ["MISSING", "RunCassettes", "add_arguments", "from_args"]
 
@@ -61,10 +66,14 @@ class RunCassettes:
     warnings: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        from harness.cassettes.store import CassetteStore
+
         self.store = CassetteStore(self.mode)
 
     def wrap(self, selected: Sequence[Scenario], loaded: Iterable[Scenario]) -> list[Scenario]:
         """The selected scenarios behind recorders or replayers; stale files noted (replay)."""
+        from harness.cassettes.scenarios import stale_cassettes, wrap_scenarios
+
         if self.mode != "record":
             self.warnings.extend(stale_cassettes(loaded, self.directory))
         return wrap_scenarios(selected, self.store, self.directory)

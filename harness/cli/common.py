@@ -30,8 +30,13 @@ def plain(console: Console) -> Callable[[str], None]:
     return write
 
 
-def load_suites(paths: Sequence[str], err: Console, verbose: bool = False) -> Any:
-    """The suites under ``paths``; None (the issues printed) when one does not load."""
+def load_suites(
+    paths: Sequence[str], err: Console, verbose: bool = False, *, runnable: bool = True
+) -> Any:
+    """The suites under ``paths``; None (the issues printed) when one does not load.
+
+    ``runnable=False`` (eval-traces): no agent module imported, no model built.
+    """
     from harness.scenarios import ConfigError, display_path, load_paths
 
     def skipped(path: Any) -> None:
@@ -39,7 +44,7 @@ def load_suites(paths: Sequence[str], err: Console, verbose: bool = False) -> An
         err.print(line, markup=False, highlight=False, soft_wrap=True)
 
     try:
-        return load_paths(paths, on_skip=skipped if verbose else None)
+        return load_paths(paths, on_skip=skipped if verbose else None, runnable=runnable)
     except ConfigError as exc:
         print_issues(exc.issues, err)
         return None

@@ -6,13 +6,13 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
-from harness.cli.common import print_issues
 from harness.cli.exit_codes import EXIT_CONFIG, EXIT_INTERRUPTED
 from harness.cli.parser import build_parser
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -22,6 +22,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code) if isinstance(exc.code, int) else EXIT_CONFIG
+    from rich.console import Console  # after parsing: --version and --help print without it
+
     out = Console()
     err = Console(stderr=True)
     if args.command in ("run", "eval-traces"):
@@ -75,6 +77,7 @@ def _dispatch(args: argparse.Namespace, out: Console, err: Console) -> tuple[int
 
 def _settings_defaults(parser: argparse.ArgumentParser, err: Console) -> dict[str, Any] | None:
     """The flag defaults of ``[tool.harness]`` / ``harness.toml`` / ``HARNESS_*``; None: bad."""
+    from harness.cli.common import print_issues
     from harness.config import flag_defaults, load_settings
     from harness.errors import ConfigError
 

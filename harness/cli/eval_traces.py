@@ -40,7 +40,7 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
     if missing:
         err.print(f"no such trace file: {', '.join(missing)}", style="bold red", markup=False)
         return EXIT_CONFIG
-    suites = load_suites(args.scenarios, err)
+    suites = load_suites(args.scenarios, err, args.verbose, runnable=False)
     if suites is None:
         return EXIT_CONFIG
     scenarios = list(iter_scenarios(suites))
@@ -78,7 +78,8 @@ def _score(
 
     unreadable: list[Any] = []
     # the JSON and JUnit reports stream every result; the console and HTML keep the sample
-    options = report_options(args, out, max_rows=_MAX_TRACE_ROWS, keep=KEPT_RESULTS)
+    rows = None if args.verbose else _MAX_TRACE_ROWS
+    options = report_options(args, out, max_rows=rows, keep=KEPT_RESULTS)
     feed = ReportFeed.for_stream(
         build_reporters(options, report_failed(err)),
         redactor,

@@ -104,17 +104,7 @@ def _run_execution_arguments(run: argparse.ArgumentParser) -> None:
 
 
 def _run_output_arguments(run: argparse.ArgumentParser) -> None:
-    """``-v``, ``-q``, ``-x``."""
-    run.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="list the YAML files that are not suites, every scenario in the table, and the "
-        "traceback of a provider error or cassette miss",
-    )
-    run.add_argument(
-        "-q", "--quiet", action="store_true", help="print only the summary line (and errors)"
-    )
+    """``-x`` (``-v`` and ``-q`` are report flags)."""
     run.add_argument(
         "-x",
         "--fail-fast",
@@ -251,7 +241,18 @@ def _init_parser(commands: Subcommands) -> None:
 
 
 def _report_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--junit-xml``, ``--json``, ``--html`` and the redaction options (run, eval-traces)."""
+    """``-v``, ``-q``, the report files and the redaction options: the same on every command
+    that reports (run, eval-traces)."""
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="list the YAML files that are not suites, every result in the console table, and "
+        "the traceback of a provider error or cassette miss",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="print only the summary line (and errors)"
+    )
     parser.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
     parser.add_argument("--json", dest="json_path", metavar="FILE", help="write a JSON report")
     parser.add_argument(

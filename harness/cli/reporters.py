@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from harness.report.base import Reporter
 
 
@@ -97,8 +97,8 @@ def report_options(
         keep,
         markdown_path=args.markdown_path,
         github=args.github,
-        quiet=getattr(args, "quiet", False),
-        verbose=getattr(args, "verbose", False),
+        quiet=args.quiet,
+        verbose=args.verbose,
     )
 
 

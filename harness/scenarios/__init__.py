@@ -14,37 +14,75 @@ Suite), ``discovery`` (the entry points) and ``tool_schemas`` (``harness validat
 
 from __future__ import annotations
 
-from harness.errors import ConfigError
-from harness.scenarios.agents import resolve_agent
-from harness.scenarios.compile import build_model
-from harness.scenarios.discovery import (
-    FoundFiles,
-    display_path,
-    iter_scenarios,
-    load_file,
-    load_paths,
-    looks_like_suite,
-    scenario_files,
-    select,
-)
-from harness.scenarios.issues import ConfigIssue, PathKey, describe_found, suggest
-from harness.scenarios.model import (
-    DEFAULT_TIMEOUT,
-    SCENARIO_SUFFIXES,
-    AgentRef,
-    ExpectedCallSpec,
-    Order,
-    Scenario,
-    Suite,
-)
-from harness.scenarios.schema import (
-    DefaultsSpec,
-    ExpectSpec,
-    ScenarioSpec,
-    SuiteSpec,
-    ToolCallSpec,
-)
-from harness.scenarios.tool_schemas import agent_tools, check_tools
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.errors import ConfigError
+    from harness.scenarios.agents import resolve_agent
+    from harness.scenarios.compile import build_model
+    from harness.scenarios.discovery import (
+        FoundFiles,
+        display_path,
+        iter_scenarios,
+        load_file,
+        load_paths,
+        looks_like_suite,
+        scenario_files,
+        select,
+    )
+    from harness.scenarios.issues import ConfigIssue, PathKey, describe_found, suggest
+    from harness.scenarios.model import (
+        DEFAULT_TIMEOUT,
+        SCENARIO_SUFFIXES,
+        AgentRef,
+        ExpectedCallSpec,
+        Order,
+        Scenario,
+        Suite,
+    )
+    from harness.scenarios.schema import (
+        DefaultsSpec,
+        ExpectSpec,
+        ScenarioSpec,
+        SuiteSpec,
+        ToolCallSpec,
+    )
+    from harness.scenarios.tool_schemas import agent_tools, check_tools
+
+# Imported on first use (PEP 562): `harness schema` needs only the specs, and the CLI's settings
+# only the issue type, not the loader, the agent import and the metrics behind the others.
+_HOMES = {
+    "ConfigError": "harness.errors",
+    "resolve_agent": "harness.scenarios.agents",
+    "build_model": "harness.scenarios.compile",
+    "FoundFiles": "harness.scenarios.discovery",
+    "display_path": "harness.scenarios.discovery",
+    "iter_scenarios": "harness.scenarios.discovery",
+    "load_file": "harness.scenarios.discovery",
+    "load_paths": "harness.scenarios.discovery",
+    "looks_like_suite": "harness.scenarios.discovery",
+    "scenario_files": "harness.scenarios.discovery",
+    "select": "harness.scenarios.discovery",
+    "ConfigIssue": "harness.scenarios.issues",
+    "PathKey": "harness.scenarios.issues",
+    "describe_found": "harness.scenarios.issues",
+    "suggest": "harness.scenarios.issues",
+    "AgentRef": "harness.scenarios.model",
+    "DEFAULT_TIMEOUT": "harness.scenarios.model",
+    "ExpectedCallSpec": "harness.scenarios.model",
+    "Order": "harness.scenarios.model",
+    "SCENARIO_SUFFIXES": "harness.scenarios.model",
+    "Scenario": "harness.scenarios.model",
+    "Suite": "harness.scenarios.model",
+    "DefaultsSpec": "harness.scenarios.schema",
+    "ExpectSpec": "harness.scenarios.schema",
+    "ScenarioSpec": "harness.scenarios.schema",
+    "SuiteSpec": "harness.scenarios.schema",
+    "ToolCallSpec": "harness.scenarios.schema",
+    "agent_tools": "harness.scenarios.tool_schemas",
+    "check_tools": "harness.scenarios.tool_schemas",
+}
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -77,3 +115,13 @@ __all__ = [
     "select",
     "suggest",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Load the package's names on first access."""
+    module = _HOMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'harness.scenarios' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -41,11 +42,7 @@ def resolve_agent(spec: str, base: Path) -> AgentRef:
 def resolve_callable(spec: str, base: Path, *, role: str) -> Callable[..., Any]:
     """The callable ``module:callable`` or ``file.py:callable`` names (``agent:``, ``model:``);
     a ValueError says what is missing, with a did-you-mean, and ``role`` when it is no callable."""
-    module_part, sep, attr = spec.rpartition(":")
-    if not sep or not module_part or not attr:
-        raise ValueError(
-            f"expected 'module:callable' or 'path/to/file.py:callable', found {spec!r}"
-        )
+    module_part, attr = _split_spec(spec)
     module = (
         _import_file(module_part, base)
         if module_part.endswith(".py")
@@ -62,6 +59,31 @@ def resolve_callable(spec: str, base: Path, *, role: str) -> Callable[..., Any]:
     if not callable(target):
         raise ValueError(f"'{spec}' is not callable (it is {describe_found(target)}); {role}")
     return cast("Callable[..., Any]", target)
+
+
+def named_agent(spec: str) -> AgentRef:
+    """``spec`` checked but not imported: a suite loaded only to score traces (eval-traces).
+
+    Traces are scored where the agent may not even be installed (a job reading a Collector's
+    files), and importing it would load LangChain for nothing.
+    """
+    _split_spec(spec)
+    return AgentRef(spec, functools.partial(_not_imported, spec))  # picklable, for workers
+
+
+def _not_imported(spec: str, *_args: Any, **_kwargs: Any) -> Any:
+    """The factory of a :func:`named_agent`: never called by the commands that load one."""
+    raise RuntimeError(f"agent {spec} was not imported: its suite was loaded to score traces")
+
+
+def _split_spec(spec: str) -> tuple[str, str]:
+    """``module:callable`` -> (module, callable); ValueError names the expected forms."""
+    module_part, sep, attr = spec.rpartition(":")
+    if not sep or not module_part or not attr:
+        raise ValueError(
+            f"expected 'module:callable' or 'path/to/file.py:callable', found {spec!r}"
+        )
+    return module_part, attr
 
 
 SyncCall = Callable[..., Awaitable[Any]]

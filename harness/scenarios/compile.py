@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from harness.errors import HarnessError, MatcherError, MetricConfigError
 from harness.expectation import Expectation
 from harness.metrics.base import Metric
-from harness.scenarios.agents import resolve_agent, resolve_callable
+from harness.scenarios.agents import named_agent, resolve_agent, resolve_callable
 from harness.scenarios.issues import (
     Collector,
     PathKey,
@@ -83,10 +83,12 @@ def _provider(spec: Any) -> str | None:
 class FileLoader:
     """Compiles one file; every problem goes to the collector, nothing stops at the first."""
 
-    def __init__(self, path: Path, display: str) -> None:
+    def __init__(self, path: Path, display: str, *, runnable: bool = True) -> None:
         self.path = path
         self.out = Collector(display)
         self.agents: dict[str, AgentRef | None] = {}
+        self.runnable = runnable
+        """False: only scored (eval-traces), so no agent module is imported and no model built."""
 
     def load(self) -> Suite | None:
         data = read_yaml(self.path, self.out)
@@ -132,7 +134,11 @@ class FileLoader:
     def _agent(self, spec: str, loc: PathKey) -> AgentRef | None:
         if spec not in self.agents:
             try:
-                self.agents[spec] = resolve_agent(spec, self.path.resolve().parent)
+                self.agents[spec] = (
+                    resolve_agent(spec, self.path.resolve().parent)
+                    if self.runnable
+                    else named_agent(spec)
+                )
             except ValueError as exc:
                 self.out.add(loc, str(exc))
                 self.agents[spec] = None
@@ -183,7 +189,7 @@ class FileLoader:
         )
         if blocks and spec.expect.tool_calls is None:
             metrics = []  # only `agents:` blocks expect calls: the metrics score per agent
-        model = self._model(spec, suite, loc)
+        model = self._model(spec, suite, loc) if self.runnable else None
         if len(self.out.issues) > before or agent is None or run_input is None:
             return None
         xfail = spec.xfail

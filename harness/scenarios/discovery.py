@@ -112,10 +112,13 @@ def load_paths(
     paths: Iterable[str | os.PathLike[str]],
     *,
     on_skip: Callable[[Path], None] | None = None,
+    runnable: bool = True,
 ) -> list[Suite]:
     """Load every suite under ``paths``; one ConfigError lists every problem found.
 
     ``on_skip`` hears of each YAML file under a folder that is not a suite (``-v`` lists them).
+    ``runnable=False``: the suites only score traces (``eval-traces``): their agent modules are
+    not imported and no model is built, so neither needs to be installed.
     """
     found = scenario_files(paths)
     if on_skip is not None:
@@ -124,7 +127,7 @@ def load_paths(
     issues = list(found.issues)
     suites: list[Suite] = []
     for file in found.files:
-        loader = FileLoader(file, display_path(file))
+        loader = FileLoader(file, display_path(file), runnable=runnable)
         suite = loader.load()
         issues.extend(loader.out.issues)
         if suite is not None:

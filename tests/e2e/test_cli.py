@@ -267,3 +267,75 @@ def test_one_list_of_reporters_and_a_broken_one_does_not_stop_the_others(
     captured = capsys.readouterr()
     assert f"cannot write report {blocker / 'r.json'}" in captured.err
     assert f"report written: {tmp_path / 'r.xml'}" in captured.out
+
+
+# --- the flags every reporting command shares --------------------------------------------------
+
+REPORTING = ("run", "eval-traces")
+"""The commands that report: their output and report flags mean the same on each."""
+
+SHARED_FLAGS = (
+    "-v",
+    "-q",
+    "--junit-xml",
+    "--json",
+    "--html",
+    "--markdown",
+    "--github",
+    "--trace-url",
+    "--redact",
+    "--no-default-redact",
+    "--redact-pattern",
+)
+
+
+def _help_entries(command: str, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+    """``harness COMMAND --help``: each option's first flag -> its whole entry (help text)."""
+    assert main([command, "--help"]) == 0
+    entries: dict[str, str] = {}
+    flag = None
+    for line in capsys.readouterr().out.splitlines():
+        if line.startswith("  -"):
+            flag = line.split()[0].rstrip(",")
+            entries[flag] = line
+        elif flag is not None and line.startswith("    "):
+            entries[flag] += " " + line.strip()
+        else:
+            flag = None
+    return entries
+
+
+def test_every_reporting_command_has_the_same_output_and_report_flags(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    helps = {command: _help_entries(command, capsys) for command in REPORTING}
+    for flag in SHARED_FLAGS:
+        shown = {command: " ".join(helps[command].get(flag, "").split()) for command in REPORTING}
+        assert "" not in shown.values(), f"{flag} missing from: {shown}"
+        assert len(set(shown.values())) == 1, shown
+
+
+def test_quiet_and_verbose_mean_the_same_on_run_and_eval_traces(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "suites"
+    folder.mkdir()
+    write_suite(folder, PASSING)
+    (folder / "notes.yaml").write_text("a: 1\n", encoding="utf-8")  # not a suite
+    trace = tmp_path / "traces.jsonl"
+    assert main(["run", str(folder), "-q", "--trace-file", str(trace)]) == 0
+    run_quiet = capsys.readouterr()
+    assert main(["eval-traces", str(trace), "--scenarios", str(folder), "-q"]) == 0
+    eval_quiet = capsys.readouterr()
+    for out in (run_quiet.out, eval_quiet.out):
+        (line,) = out.splitlines()  # -q: the summary line only
+        assert " 1 passed in " in line and line.startswith("=")
+    assert main(["run", str(folder), "-v"]) == 0
+    run_verbose = capsys.readouterr()
+    assert main(["eval-traces", str(trace), "--scenarios", str(folder), "--verbose"]) == 0
+    eval_verbose = capsys.readouterr()
+    skipped = f"skipped {folder / 'notes.yaml'}: not a scenario suite"
+    for captured in (run_verbose, eval_verbose):
+        assert skipped in captured.err
+        assert "suite" in captured.out and "PASSED" in captured.out  # the table's row

@@ -53,9 +53,19 @@ def test_tooling_is_in_dependency_groups_not_extras() -> None:
     extras = data["project"]["optional-dependencies"]  # type: ignore[index]
     groups = data["dependency-groups"]
     assert {"dev", "bench"} <= set(groups)  # type: ignore[arg-type]
-    advertised = " ".join(r for extra in extras.values() for r in extra)
+    # pytest is advertised only as what the plugin runs in (the `pytest` extra)
+    advertised = " ".join(r for name, extra in extras.items() if name != "pytest" for r in extra)
     for tool in ("pytest", "ragas", "playwright", "mypy", "ruff", "scipy"):
         assert tool not in advertised
+
+
+def test_the_pytest_extra_is_pytest_at_the_floor_the_checks_prove() -> None:
+    """The quick start's `[pytest]` extra: the plugin's pytest, floor from the dev group (which
+    `make test-lowest` installs at its floor)."""
+    data = _pyproject()
+    extra = data["project"]["optional-dependencies"]["pytest"]  # type: ignore[index]
+    dev = data["dependency-groups"]["dev"]  # type: ignore[index]
+    assert extra == [r for r in dev if re.match(r"pytest\b(?!-)", r)]
 
 
 def test_the_sdist_ships_no_tests() -> None:

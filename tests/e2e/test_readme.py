@@ -1,8 +1,9 @@
 """The README's examples run as written and print what the README says they print.
 
 Twice: in this process against the source tree (fast), and, marked ``e2e``, as a new user meets
-them: the wheel is built from the files the sdist ships, installed into a fresh virtualenv, and
-every example runs from an empty folder outside the repository.
+them: the README's quick start runs as written in a fresh virtualenv, from the wheel built from
+the files the sdist ships (:mod:`tests.e2e.installed`), and every example runs there from an
+empty folder outside the repository.
 """
 
 from __future__ import annotations
@@ -11,11 +12,7 @@ import contextlib
 import importlib.metadata
 import io
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +21,7 @@ from harness.cli import main
 from harness.errors import HarnessError
 from harness.metrics import metric_names, metric_options
 from harness.metrics.registry import get_metric
+from tests.e2e.installed import QuickStart, bin_dir, checked, run, shell_block
 from tests.support.paths import ROOT, documentation
 
 README = ROOT / "README.md"
@@ -35,8 +33,6 @@ _EXAMPLE = re.compile(
     r"(?:\s*prints\s*```\n(?P<out>.*?)```)?",
     re.S,
 )
-# The install-and-start commands: a console block, run line by line (but the `pip install`).
-_SHELL = re.compile(r"<!-- readme-test: shell -->\s*```console\n(?P<code>.*?)```", re.S)
 # The YAML suite example, saved as FILE, and the next plain ``` block: what `harness run` shows.
 _SUITE = re.compile(
     r"<!-- readme-test: suite (?P<file>\S+) -->\s*```yaml\n(?P<code>.*?)```.*?```\n(?P<out>.*?)```",
@@ -54,13 +50,6 @@ def _examples() -> list[tuple[str, str, str | None]]:
     return [(m["name"], m["code"], m["out"]) for m in _EXAMPLE.finditer(_readme())]
 
 
-def _shell_commands() -> list[str]:
-    match = _SHELL.search(_readme())
-    assert match is not None, "README.md has no <!-- readme-test: shell --> console block"
-    lines = [line.strip() for line in match["code"].splitlines()]
-    return [line for line in lines if line and not line.startswith("pip install")]
-
-
 def _suite_example() -> tuple[str, str, list[str]]:
     """File name, YAML, and the lines of the shown output that do not depend on timing."""
     match = _SUITE.search(_readme())
@@ -71,7 +60,9 @@ def _suite_example() -> tuple[str, str, list[str]]:
 
 def test_readme_has_tested_examples() -> None:
     assert {name for name, _, _ in _examples()} >= {"sample", "capture", "otel", "pytest"}
-    assert any(line.startswith("harness init demo") for line in _shell_commands())
+    commands = [line.split("#")[0].strip() for line in shell_block().splitlines()]
+    assert commands[0] == 'pip install "toolcall-harness[langchain,pytest]"'
+    assert {"harness init demo", "harness run demo", "cd demo && pytest"} <= set(commands)
     assert len(_suite_example()[2]) >= 5
 
 
@@ -162,126 +153,53 @@ def test_readme_metrics_section_names_every_option() -> None:
     assert missing == []
 
 
-# --- end to end: from the built wheel, in a fresh virtualenv, outside the repository ----------
-
-# What the sdist ships (MANIFEST.in): the wheel is built from exactly these.
-_SDIST_FILES = ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in")
-_SDIST_PACKAGES = ("harness", "tracing")
+# --- end to end: the quick start, from the built wheel, in a fresh virtualenv -----------------
 
 
-def _bin(venv: Path) -> Path:
-    return venv / ("Scripts" if os.name == "nt" else "bin")
-
-
-def _clean_env(venv: Path | None = None) -> dict[str, str]:
-    """This process's environment without what would point a child at the repository."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("PYTEST_")
-        and key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "COLUMNS")
-    }
-    env["PYTHONIOENCODING"] = "utf-8"
-    env["COLUMNS"] = "100"  # the README's width
-    if venv is not None:
-        env["VIRTUAL_ENV"] = str(venv)
-        env["PATH"] = f"{_bin(venv)}{os.pathsep}{env.get('PATH', '')}"
-    return env
-
-
-def _run(
-    args: list[str], cwd: Path, venv: Path | None = None, timeout: float = 300
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        args,
-        cwd=cwd,
-        env=_clean_env(venv),
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=timeout,
-        check=False,
-    )
-
-
-def _checked(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
-    assert result.returncode == 0, f"{result.args}:\n{result.stdout}\n{result.stderr}"
-    return result
-
-
-@pytest.fixture(scope="session")
-def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtualenv holding the built wheel (and pytest, for the pytest example)."""
-    work = tmp_path_factory.mktemp("wheel")
-    source = work / "source"  # a copy, so building never writes into the working tree
-    for package in _SDIST_PACKAGES:
-        shutil.copytree(
-            ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__")
-        )
-    for name in _SDIST_FILES:
-        shutil.copy2(ROOT / name, source / name)
-    dist = work / "dist"
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
-    _checked(_run([*pip, "wheel", "--quiet", "--no-deps", "-w", str(dist), str(source)], work))
-    (wheel,) = dist.glob("*.whl")
-    venv = work / "venv"
-    _checked(_run([sys.executable, "-m", "venv", str(venv)], work))
-    python = str(_bin(venv) / "python")
-    install = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    _checked(_run([*install, f"{wheel}[langchain]", "pytest"], work, venv))
-    where = _checked(_run([python, "-c", "import harness; print(harness.__file__)"], work, venv))
-    assert Path(where.stdout.strip()).is_relative_to(venv), where.stdout
-    return venv
+@pytest.mark.e2e
+def test_the_quick_start_runs_as_written(quick_start: QuickStart) -> None:
+    """The README's console block, run line by line by bash in a fresh virtualenv."""
+    version = importlib.metadata.version("toolcall-harness")
+    assert re.search(rf"^harness {re.escape(version)}$", quick_start.stdout, re.M)
+    assert re.search(r"\b2 passed\b", quick_start.stdout), quick_start.stdout  # harness run demo
+    assert re.search(r"\b1 passed\b", quick_start.stdout), quick_start.stdout  # pytest in demo/
+    pytest_script = bin_dir(quick_start.venv) / "pytest"
+    assert pytest_script.exists()  # the pytest that ran is the virtualenv's own
 
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(("name", "code", "expected"), _examples(), ids=lambda v: str(v)[:20])
 def test_readme_example_runs_from_the_installed_wheel(
-    name: str, code: str, expected: str | None, wheel_venv: Path, tmp_path: Path
+    name: str, code: str, expected: str | None, quick_start: QuickStart, tmp_path: Path
 ) -> None:
     script = tmp_path / f"readme_{name.replace('-', '_')}.py"
     script.write_text(code, encoding="utf-8")
-    python = str(_bin(wheel_venv) / "python")
+    env = quick_start.env()
     if re.search(r"^def test_", code, re.M):  # a pytest example: it must pass under pytest
-        result = _run(
-            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", script.name],
-            tmp_path,
-            wheel_venv,
+        result = checked(
+            run(["pytest", "-q", "-p", "no:cacheprovider", script.name], tmp_path, env)
         )
-        _checked(result)
         assert re.search(r"\b1 passed\b", result.stdout), result.stdout
     else:
-        result = _checked(_run([python, script.name], tmp_path, wheel_venv))
+        result = checked(run(["python", script.name], tmp_path, env))
         if expected is not None:
             assert result.stdout == expected
 
 
 @pytest.mark.e2e
-def test_readme_install_commands_run_from_the_installed_wheel(
-    wheel_venv: Path, tmp_path: Path
-) -> None:
-    script = "set -e\n" + "\n".join(_shell_commands()) + "\n"
-    result = _checked(_run(["bash", "-c", script], tmp_path, wheel_venv))
-    version = importlib.metadata.version("toolcall-harness")
-    assert re.search(rf"^harness {re.escape(version)}$", result.stdout, re.M), result.stdout
-    assert re.search(r"\b2 passed\b", result.stdout), result.stdout  # harness run demo
-    assert re.search(r"\b1 passed\b", result.stdout), result.stdout  # pytest in demo/
-
-
-@pytest.mark.e2e
 def test_readme_suite_fails_as_shown_from_the_installed_wheel(
-    wheel_venv: Path, tmp_path: Path
+    quick_start: QuickStart, tmp_path: Path
 ) -> None:
     file, code, shown = _suite_example()
     (tmp_path / file).write_text(code, encoding="utf-8")
-    result = _run(["harness", "run", file], tmp_path, wheel_venv)
+    result = run(["harness", "run", file], tmp_path, quick_start.env())
     assert result.returncode == 1, result.stdout + result.stderr
     printed = result.stdout.splitlines()
     assert [line for line in shown if line not in printed] == []
 
 
 @pytest.mark.e2e
-def test_the_installed_wheel_is_lean_and_complete(wheel_venv: Path, tmp_path: Path) -> None:
+def test_the_installed_wheel_is_lean_and_complete(quick_start: QuickStart, tmp_path: Path) -> None:
     code = """
 import importlib.metadata as md, importlib.resources as r, json
 folders = ["demo/data", "report/assets", "scaffold/files"]
@@ -291,8 +209,7 @@ print(json.dumps({
     "empty": [f for f in folders if not any((r.files("harness") / f).iterdir())],
 }))
 """
-    python = str(_bin(wheel_venv) / "python")
-    facts = json.loads(_checked(_run([python, "-c", code], tmp_path, wheel_venv)).stdout)
+    facts = json.loads(checked(run(["python", "-c", code], tmp_path, quick_start.env())).stdout)
     assert not {"scipy", "numpy"} & set(facts["installed"])
     advertised = " ".join(facts["requires"])
     for tool in ("ragas", "playwright", "mypy", "ruff", "hypothesis", "scipy"):

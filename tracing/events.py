@@ -9,7 +9,7 @@ the same way and cannot drift apart.
 from __future__ import annotations
 
 from asyncio import _get_running_loop, current_task
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from threading import get_ident
 from typing import Any, TypeGuard

@@ -41,7 +41,6 @@ from tracing.conventions import (
     SpanRole,
     classify,
 )
-from tracing.agent_paths import namespace_nodes
 from tracing.final_answer import STRUCTURED_RESPONSE_KEY, structured_call_ids
 from tracing.records import RAW_ARGUMENTS_KEY, CallStatus, InvalidToolCall, parse_arguments
 from tracing.span_view import SpanView

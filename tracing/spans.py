@@ -53,9 +53,9 @@ from tracing.conventions import (
     GENAI_OPERATION,
     LANGGRAPH_NODE,
     RUN_ORIGIN,
+    SCENARIO_NAME,
     STRUCTURED_CALL_IDS,
     STRUCTURED_OUTPUT_EVENT,
-    SCENARIO_NAME,
 )
 from tracing.events import (
     agent_path,

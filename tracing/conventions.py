@@ -68,6 +68,8 @@ STRUCTURED_OUTPUT_EVENT = "harness.structured_output"
 (tracing/final_answer.py); ``STRUCTURED_CALL_IDS`` lists the calls its state answered, and those
 no tool ran are the structured-output bookkeeping calls, not tool calls."""
 STRUCTURED_CALL_IDS = "harness.tool_call.ids"
+STRUCTURED_RESPONSE_KEY = "structured_response"
+"""The state key LangChain v1's ``create_agent`` fills when it has a ``response_format``."""
 SCENARIO_NAME = "harness.scenario"
 """Attribute carrying the scenario name on the span made by ``SpanEmitter.start_scenario``."""
 AGENT_NAME = "gen_ai.agent.name"

@@ -24,6 +24,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from tracing.conventions import STRUCTURED_RESPONSE_KEY
 from tracing.records import ToolCall
 
 __all__ = [
@@ -34,9 +35,6 @@ __all__ = [
     "structured_call_ids",
     "without_structured_calls",
 ]
-
-STRUCTURED_RESPONSE_KEY = "structured_response"
-"""The state key LangChain v1's ``create_agent`` fills when it has a ``response_format``."""
 
 
 def final_answer(result: Any) -> Any:

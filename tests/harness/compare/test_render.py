@@ -158,3 +158,18 @@ def test_github_annotations_point_at_each_regression(
     )
     assert "get_weather(city='Paris', day='tomorrow')" in annotations[0]
     assert "%0A" in annotations[0] and "\n" not in annotations[0]
+
+
+def test_the_documented_output_is_what_the_command_prints(travel: Comparison) -> None:
+    """docs/cli.md shows `harness compare` on the same pair of runs as ``travel_pair``: its
+    headline and every fact of its sections are what the comparison renders today."""
+    from tests.support.paths import DOCS
+
+    page = (DOCS / "cli.md").read_text(encoding="utf-8")
+    block = page[page.index("$ harness compare main.json pr.json\n") :]
+    block = block[: block.index("```")]
+    assert travel.headline() in block
+    printed = _printed(console_block(travel), width=100)
+    for line in printed.splitlines():
+        if line.startswith(("score ", "calls ", "  /", "same reasons: ")):
+            assert line.rstrip() in block, line

@@ -15,8 +15,11 @@ from harness.compare import (
     ScenarioChange,
     compare_reports,
     compare_results,
+    compare_views,
     load_report,
 )
+from harness.redaction import Scrubber
+from harness.report.view import scenario_view
 from harness.compare.text import call_text
 from harness.scenarios import load_paths
 from harness.values import ABSENT
@@ -272,3 +275,33 @@ def test_an_argument_only_one_side_has_is_absent_on_the_other(
     assert change.kind == "changed" and change.call is not None
     sides = {arg.path: (arg.base, arg.head) for arg in change.call.args}
     assert sides == {"/day": ("friday", ABSENT), "/units": (ABSENT, "metric")}
+
+
+def test_secrets_read_the_same_on_both_sides(tmp_path: Path) -> None:
+    """A run compared as it ends masks its results as its JSON report does: a secret argument
+    is the mask on both sides (so not a change), and never reaches the comparison."""
+    from harness.compare import comparison_json
+    from harness.runner import RunOptions, run_scenarios
+    from tests.support.suites import fixture_suite
+
+    suite = fixture_suite(
+        tmp_path,
+        """
+        - name: lookup with a token
+          input: look alpha up
+          script:
+            - tool_calls: [{name: lookup, args: {key: alpha, token: hunter2-secret}}]
+            - content: first
+          expect: {tool_calls: [{name: lookup, args: {key: beta}}]}
+        """,
+    )
+    report = tmp_path / "base.json"
+    assert main(["run", str(suite), "-q", "--json", str(report)]) == 1
+    assert "hunter2-secret" not in report.read_text(encoding="utf-8")
+    results = run_scenarios([s for x in load_paths([suite]) for s in x.scenarios]).scenarios
+    comparison = compare_results(load_report(report), results)
+    assert not comparison.changed  # '***' on both sides
+    (change,) = comparison.scenarios
+    assert change.head is not None and change.head.calls is not None
+    assert dict(change.head.calls[0].args) == {"key": "alpha", "token": "***"}
+    assert "hunter2-secret" not in json.dumps(comparison_json(comparison))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.cli.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
+from harness.cli.parser import _positive_int  # the one count flag type of every command
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -89,16 +90,6 @@ def _alpha(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"expected a level between 0 and 1, got {text}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
     return value
 
 

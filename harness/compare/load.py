@@ -28,7 +28,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from harness.compare.report import Call, Report, ReportScenario
 from harness.errors import ReportError, ReportVersionError
-from harness.report.json_report import SCHEMA_VERSION
 from harness.text import plural, shorten
 
 if TYPE_CHECKING:
@@ -38,12 +37,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FIRST_VERSION",
-    "SCHEMA_VERSION",
     "UPGRADES",
     "load_report",
     "parse_report",
     "report_from_results",
     "report_from_views",
+    "written_version",
 ]
 
 FIRST_VERSION = 1
@@ -51,9 +50,19 @@ FIRST_VERSION = 1
 
 UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 """``UPGRADES[v]`` turns a version-``v`` report (parsed) into a version ``v + 1`` one. One entry
-per version from :data:`FIRST_VERSION` to ``SCHEMA_VERSION - 1``: a test fails when the writer's
-``SCHEMA_VERSION`` is bumped without one. Fields added within a version need none: what an
-older writer left out reads as its default."""
+per version from :data:`FIRST_VERSION` to :func:`written_version` - 1: a test fails when the
+writer's ``SCHEMA_VERSION`` is bumped without one. Fields added within a version need none:
+what an older writer left out reads as its default."""
+
+
+def written_version() -> int:
+    """The format version this release writes, and reads up to: the JSON report's."""
+    # imported here: the reporters may import this package (a run's comparison section), and
+    # a module-level import of theirs would then be circular
+    from harness.report.json_report import SCHEMA_VERSION
+
+    return SCHEMA_VERSION
+
 
 _SHOWN_ERRORS = 3
 """Field errors a message lists before saying how many more there were."""
@@ -163,7 +172,7 @@ def parse_report(data: bytes, source: str) -> Report:
         model = _read_slowly(data, source, exc)
     else:
         _check_version(model.schema_version, source)
-        if model.schema_version < SCHEMA_VERSION:
+        if model.schema_version < written_version():
             model = _upgraded(json.loads(data), source)
     scenarios = [_scenario(item) for item in model.scenarios]
     _refuse_duplicates(scenarios, source)
@@ -201,7 +210,7 @@ def _read_slowly(data: bytes, source: str, exc: ValidationError) -> _ReportModel
 
 def _upgraded(document: dict[str, Any], source: str) -> _ReportModel:
     """A parsed report of a version this release reads, brought to the current one."""
-    for step in range(document["schema_version"], SCHEMA_VERSION):
+    for step in range(document["schema_version"], written_version()):
         document = UPGRADES[step](document)
     try:
         return _ReportModel.model_validate(document)
@@ -265,10 +274,11 @@ def _check_version(version: Any, source: str) -> None:
             path=source,
             version=version,
         )
-    if version > SCHEMA_VERSION:
+    newest = written_version()
+    if version > newest:
         raise ReportVersionError(
             f"{source}: report format version {version} is newer than this toolcall-harness "
-            f"reads (up to {SCHEMA_VERSION}) — upgrade it (pip install -U toolcall-harness), or "
+            f"reads (up to {newest}) — upgrade it (pip install -U toolcall-harness), or "
             "compare with the release that wrote the report",
             path=source,
             version=version,
@@ -385,7 +395,7 @@ def report_from_views(views: Iterable[ScenarioView], source: str = "this run") -
         for index, view in enumerate(views)
     ]
     _refuse_duplicates(scenarios, source)
-    return Report(source=source, scenarios=tuple(scenarios), version=SCHEMA_VERSION)
+    return Report(source=source, scenarios=tuple(scenarios), version=written_version())
 
 
 def report_from_results(
@@ -405,7 +415,7 @@ def report_from_results(
         for index, result in enumerate(kept)
     ]
     _refuse_duplicates(scenarios, source)
-    return Report(source=source, scenarios=tuple(scenarios), version=SCHEMA_VERSION)
+    return Report(source=source, scenarios=tuple(scenarios), version=written_version())
 
 
 def _validate_scenario(data: dict[str, Any], source: str, index: int) -> _ScenarioModel:

@@ -25,7 +25,6 @@ from harness.compare.comparison import (
 from harness.compare.report import Call, ReportScenario
 from harness.compare.stats import Rate
 from harness.compare.text import detail_lines, side_text, summary_text
-from harness.report.github import MAX_ANNOTATIONS, annotation
 from harness.text import shorten
 from harness.values import ABSENT
 
@@ -206,6 +205,10 @@ def markdown_lines(comparison: Comparison, *, title: str = "Compared with baseli
 def github_annotations(comparison: Comparison) -> list[str]:
     """An ``::error`` workflow command per regression, at its scenario's YAML line (at most
     :data:`~harness.report.github.MAX_ANNOTATIONS`, then one ``::notice`` for the rest)."""
+    # imported here: the reporters may import this module (a run's Markdown and GitHub
+    # reports), and a module-level import of theirs would then be circular
+    from harness.report.github import MAX_ANNOTATIONS, annotation
+
     regressions = comparison.of_kind("regressed")
     out = []
     for change in regressions[:MAX_ANNOTATIONS]:

@@ -18,9 +18,9 @@ from harness.compare import (
     compare_views,
     load_report,
 )
+from harness.compare.text import call_text
 from harness.redaction import Scrubber
 from harness.report.view import scenario_view
-from harness.compare.text import call_text
 from harness.scenarios import load_paths
 from harness.values import ABSENT
 from tests.harness.compare.conftest import TravelPair
@@ -145,6 +145,10 @@ def test_the_run_results_compare_as_their_own_report(travel_pair: TravelPair) ->
         against_base.counts
         == compare_reports(load_report(travel_pair.base), load_report(travel_pair.head)).counts
     )
+    # what the reporters are fed: the views of the same results
+    scrubber = Scrubber.for_runs(None, [run for result in results for run in result.runs])
+    views = [scenario_view(result, scrubber) for result in results]
+    assert not compare_views(load_report(travel_pair.head), views).changed
 
 
 def test_eval_traces_results_match_by_trace(tmp_path: Path, travel_pair: TravelPair) -> None:
@@ -281,7 +285,7 @@ def test_secrets_read_the_same_on_both_sides(tmp_path: Path) -> None:
     """A run compared as it ends masks its results as its JSON report does: a secret argument
     is the mask on both sides (so not a change), and never reaches the comparison."""
     from harness.compare import comparison_json
-    from harness.runner import RunOptions, run_scenarios
+    from harness.runner import run_scenarios
     from tests.support.suites import fixture_suite
 
     suite = fixture_suite(

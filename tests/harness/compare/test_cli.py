@@ -174,3 +174,17 @@ def test_compare_imports_no_langchain(travel_pair: TravelPair) -> None:
             f"the whole `harness` parser imports {found['cli']} to build run's flags; the CLI "
             "start-up work makes that lazy"
         )
+
+
+def test_the_reporters_can_import_the_package() -> None:
+    """A run's reporters render its comparison (--baseline) with this package's functions, so
+    importing it must not import a reporter: that import would be circular."""
+    reporters = ["console", "json_report", "junit", "html", "markdown", "github", "base"]
+    code = (
+        "import json, sys; import harness.compare; "
+        f"print(json.dumps([m for m in {reporters!r} if 'harness.report.' + m in sys.modules]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert json.loads(done.stdout) == []

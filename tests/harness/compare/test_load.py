@@ -16,14 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.cli import main
-from harness.compare.load import (
-    FIRST_VERSION,
-    SCHEMA_VERSION,
-    UPGRADES,
-    load_report,
-    parse_report,
-)
+from harness.compare.load import FIRST_VERSION, UPGRADES, load_report, parse_report
 from harness.errors import HarnessError, ReportError, ReportVersionError
+from harness.report.json_report import SCHEMA_VERSION
 from tests.harness.compare.conftest import TravelPair
 
 

@@ -25,8 +25,13 @@ the message::
      │    └── CassetteMiss      ``--replay`` found no recording for a model turn (.scenario,
      │                          .turn, .difference)
      ├── DraftError             ``harness draft`` input that gives no scenario (.source)
-     └── SelectionError         a ``-k`` / ``-m`` expression, node id or failed-list that
-                                cannot select (.option, .column)
+     ├── SelectionError         a ``-k`` / ``-m`` expression, node id or failed-list that
+     │                          cannot select (.option, .column)
+     └── ReportError            a JSON report ``harness compare`` cannot read: missing, not
+          │                     JSON, not a report, a bad field, a scenario twice (.path,
+          │                     .field, .line)
+          └── ReportVersionError   a report format version this release does not read
+                                   (.version)
 
     Outside the tree, on purpose:
      ├── tracing.records.InvalidToolCall   (ValueError) the capture layer's bad-call error;
@@ -68,6 +73,8 @@ __all__ = [
     "MetricConfigError",
     "ModelConfigError",
     "ProviderError",
+    "ReportError",
+    "ReportVersionError",
     "SampleError",
     "ScaffoldError",
     "ScenarioRunError",
@@ -275,3 +282,31 @@ class SelectionError(HarnessError, ValueError):
         """The flag concerned (``-k``, ``-m``, ``--rerun-failed``), empty when none."""
         self.column = column
         """1-based column of the expression where parsing stopped (None when not a parse)."""
+
+
+class ReportError(HarnessError, ValueError):
+    """A JSON report that cannot be compared: unreadable, not JSON, not a report, a field of
+    the wrong type, or the same scenario listed twice. The message names the file and the fix."""
+
+    brief = True
+
+    def __init__(
+        self, message: str, *, path: str = "", field: str | None = None, line: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        """The report file (or what stood for it: ``this run``)."""
+        self.field = field
+        """Where in the report: ``scenarios[3].runs[0].passed``; None for the file as a whole."""
+        self.line = line
+        """The 1-based line of a JSON syntax error, when that is the problem."""
+
+
+class ReportVersionError(ReportError):
+    """A report whose ``schema_version`` this release does not read: newer than it knows, or
+    older than the first released format."""
+
+    def __init__(self, message: str, *, path: str = "", version: object = None) -> None:
+        super().__init__(message, path=path, field="schema_version")
+        self.version = version
+        """The ``schema_version`` the report gives."""

@@ -1,8 +1,9 @@
 """``harness``: run scenario suites, score recorded traces, validate suites, list metrics.
 
-Subcommands: ``run``, ``validate``, ``eval-traces``, ``draft``, ``metrics``, ``schema``,
-``init``. Exit codes (as pytest): 0 every scenario passed (xfailed and xpassed included), 1 a
-scenario failed or errored (``eval-traces``: also no trace found, or a line it could not read),
+Subcommands: ``run``, ``validate``, ``eval-traces``, ``compare``, ``draft``, ``metrics``,
+``schema``, ``init``. Exit codes (as pytest): 0 every scenario passed (xfailed and xpassed
+included), 1 a scenario failed or errored (``eval-traces``: also no trace found, or a line it
+could not read; ``compare``: what ``--fail-on`` counts, by default a regression),
 2 configuration or usage error (every problem found is listed), 5 no scenario selected, 130
 interrupted by SIGINT, 143 ``harness run`` stopped by SIGTERM (128 + the signal, as a shell
 reports it). After a first SIGINT (or ``run``'s SIGTERM) every report is still written for

@@ -60,6 +60,10 @@ def _dispatch(args: argparse.Namespace, out: Console, err: Console) -> tuple[int
         from harness.cli.eval_traces import eval_traces_command
 
         return eval_traces_command(args, out, err), False
+    if args.command == "compare":
+        from harness.cli.compare import compare_command
+
+        return compare_command(args, out, err), False
     if args.command == "validate":
         from harness.cli.validate import validate_command
 

@@ -26,6 +26,9 @@ def build_parser(defaults: Mapping[str, Any] | None = None) -> argparse.Argument
     if defaults:
         run.set_defaults(**defaults)
         evaluate.set_defaults(**defaults)
+    from harness.cli.compare import add_parser as add_compare_parser
+
+    add_compare_parser(commands)
     _validate_parser(commands)
     _metrics_parser(commands)
     _schema_parser(commands)

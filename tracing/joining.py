@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 
 from tracing.conventions import ERROR_TYPE, RUN_ORIGIN, CallSpanKind, Convention, classify
 from tracing.events import agent_path
+from tracing.otel.calls import answered_call, invalid_call, traced_answers
+from tracing.otel.producers import UNNAMED_TOOL, UNNAMED_TOOL_REASON
 from tracing.records import Attempt, CallStatus, ToolCall
 from tracing.span_reading import (
     RAW_ARGUMENTS_KEY,
@@ -55,7 +57,14 @@ from tracing.span_reading import (
 )
 from tracing.span_view import SpanView
 
-__all__ = ["Joined", "calls_by_trace", "calls_from_classified", "calls_from_spans", "join_traces"]
+__all__ = [
+    "Joined",
+    "calls_by_trace",
+    "calls_from_classified",
+    "calls_from_spans",
+    "join_traces",
+    "read_calls",
+]
 
 Key = tuple[int, int, int, int]
 
@@ -108,6 +117,18 @@ def calls_from_classified(
     """:func:`calls_from_spans` of spans already classified (``kinds[i]`` is
     ``classify(spans[i].attributes)``), as the OTLP JSON reader hands them out."""
     return [call for _, call in _convert(zip(spans, kinds, strict=True), parents)]
+
+
+def read_calls(
+    spans: Sequence[SpanView],
+    kinds: Sequence[CallSpanKind | None],
+    parents: Mapping[str, str | None],
+) -> tuple[list[ToolCall], dict[str, int]]:
+    """:func:`calls_from_classified`, and how many parts of the spans could not be read, per
+    reason (a tool span without a name, a requested call without one, ...)."""
+    gathered = _gather(zip(spans, kinds, strict=True), parents)
+    calls = [call for _, call in _join(*gathered)]
+    return calls, gathered[3].unread
 
 
 def calls_by_trace(
@@ -179,6 +200,11 @@ class _Trace:
     groups: Mapping[str, str] | None = None
     """Trace id -> group, when the traces are not all one conversation (:func:`join_traces`)."""
     ends: tuple[list[str], list[str]] | None = None
+    messages: Mapping[str, str] | None = None
+    """Call id -> the tool message a later model call received, when no tool span ran any call
+    (a tool loop written on a raw client): what the calls' results and errors are read from."""
+    unread: dict[str, int] = field(default_factory=dict)
+    """Parts of the spans that could not be read, counted per reason."""
     """Filled, when set, with the ids of top-level requests left waiting and of top-level
     executions that joined no request (:class:`Joined`)."""
 
@@ -228,7 +254,10 @@ def _gather(
             chats.append((span, convention))
             info.answers.update(tool_responses(span))
         else:
-            executions.append(executed_call(span, convention))
+            execution = executed_call(span, convention)
+            if execution.name == UNNAMED_TOOL:
+                info.unread[UNNAMED_TOOL_REASON] = info.unread.get(UNNAMED_TOOL_REASON, 0) + 1
+            executions.append(execution)
     return chats, executions, links, info
 
 
@@ -340,7 +369,25 @@ def _find_waiting(slots: Sequence[_Slot], execution: ExecutedCall) -> _Slot | No
         # Arguments can differ in type on the span (a convention's encoding): fall back to
         # the name rather than lose the join.
         named = [s for s in named if s.request and s.request.args == execution.args] or named
-    return _before(named, started)
+    return _before(named, started) or _malformed(slots, execution)
+
+
+def _malformed(slots: Sequence[_Slot], execution: ExecutedCall) -> _Slot | None:
+    """The call with arguments that are not JSON that this failed execution answers: the
+    framework tried it and failed on the text (the OpenAI Agents SDK, Pydantic AI, LlamaIndex
+    give the model an error); by call id, else by name, the same text first."""
+    if execution.status != "error":
+        return None
+    found = [
+        s
+        for s in slots
+        if s.request is not None and s.request.invalid and not s.executions
+        and (s.request.id == execution.id if execution.id is not None else
+             s.request.name == execution.name)
+    ]
+    same = [s for s in found if s.request and s.request.args.get(RAW_ARGUMENTS_KEY) ==
+            execution.raw_args]
+    return (same or found or [None])[0]
 
 
 def _find_elsewhere(slots: Sequence[_Slot], execution: ExecutedCall, info: _Trace) -> _Slot | None:
@@ -428,7 +475,11 @@ def _all_top_level_successes(
     needs), asked of nearly every trace: no scope finder is built for it."""
     tools = {e.span.span_id: e for e in executions}
     for execution in executions:  # a loop, not all(...): no generator for two or three items
-        if execution.status != "ok" or _scope(execution.span.parent_id, tools, links) is not None:
+        if (
+            execution.status != "ok"
+            or execution.answer
+            or _scope(execution.span.parent_id, tools, links) is not None
+        ):
             return False
     return True
 
@@ -451,12 +502,14 @@ def _join_requests(
     for span, convention in chats:
         scope = scope_of(span)
         times = chat_times.setdefault((scope, span.trace_id), [])
-        for request in requested_calls(span, convention, len(times)):
+        for request in requested_calls(span, convention, len(times), info.unread):
             slot = _Slot(request, scope, (*request.order, 0), span.trace_id)
             slots.setdefault(scope, []).append(slot)
             requested = True
         times.append((span.start_ns, span.end_ns))
 
+    if requested and not executions:  # no tool span: calls are read from the messages
+        info.messages = traced_answers(span for span, _ in chats)
     executions.sort(key=_start_order)
     groups = info.groups
     for execution in executions:
@@ -481,6 +534,8 @@ def _join_requests(
             found = _Slot(None, scope, (started, started, 0, 1), execution.span.trace_id)
             scoped.append(found)
         found.executions.append(execution)
+    for scoped in slots.values():  # smolagents' final answer: the run's answer, not a call
+        scoped[:] = [slot for slot in scoped if not any(e.answer for e in slot.executions)]
     for span, ids in info.structured:
         scoped = slots.get(scope_of(span), [])
         scoped[:] = [slot for slot in scoped if not _structured(slot, span.trace_id, ids)]
@@ -520,6 +575,11 @@ def _call(
             status = "interrupted"
         span = request.span
         where = request.where
+        if info.messages is not None and status == "requested":
+            agent = agents.path(span, slot.scope, where) if span is not None else None
+            answered = answered_call(request, info.messages, agent)
+            if answered is not None:
+                return answered
         return ToolCall(
             name=request.name,
             args=request.args,
@@ -532,6 +592,8 @@ def _call(
             agent=agents.path(span, slot.scope, where) if span is not None else None,
         )
     last = slot.executions[-1]
+    if request is not None and request.invalid:
+        return invalid_call(request, last, agents.path(last.span, slot.scope, last.where))
     attempts = tuple([a for a in map(_attempt, slot.executions) if a is not None])
     status = last.status
     if last.interrupted_at is not None and any(s > last.interrupted_at for s in info.starts):

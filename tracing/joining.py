@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tracing.conventions import ERROR_TYPE, RUN_ORIGIN, CallSpanKind, Convention, classify
-from tracing.events import agent_path
+from tracing.otel.agent_paths import MAX_DEPTH, Agents, top_agent
 from tracing.otel.calls import answered_call, invalid_call, traced_answers
 from tracing.otel.producers import UNNAMED_TOOL, UNNAMED_TOOL_REASON
 from tracing.records import Attempt, CallStatus, ToolCall
@@ -47,7 +47,6 @@ from tracing.span_reading import (
     RAW_ARGUMENTS_KEY,
     ExecutedCall,
     RequestedCall,
-    Where,
     executed_call,
     interrupt_time,
     requested_calls,
@@ -179,8 +178,6 @@ def join_traces(
     return Joined(grouped, frozenset(waiting), frozenset(unrequested))
 
 
-_MAX_DEPTH = 10_000
-
 _start_order = operator.attrgetter("span.start_ns", "span.end_ns")
 """Sort key of executions: (start, end) of their tool span, read in C."""
 
@@ -266,7 +263,7 @@ def _scope(
 ) -> str | None:
     """The nearest tool span at or above ``parent_id`` (a span's scope), or None at the top."""
     current = parent_id
-    for _ in range(_MAX_DEPTH):
+    for _ in range(MAX_DEPTH):
         if current is None or current in tool_ids:
             return current
         current = links.get(current)
@@ -283,63 +280,6 @@ def _scope_finder(
         return _scope(span.parent_id, tool_ids, links)
 
     return scope_of
-
-
-class _Agents:
-    """The agent path of each span's run: written on the span, or rebuilt from its scopes."""
-
-    def __init__(
-        self,
-        tools: Mapping[str, ExecutedCall],
-        scope_of: Callable[[SpanView], str | None],
-        root_names: Mapping[str, str | None],
-    ) -> None:
-        self._tools = tools
-        self._scope_of = scope_of
-        self._root_names = root_names
-        self._places: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-
-    def path(self, span: SpanView, scope: str | None, where: Where | None) -> str | None:
-        """The agent path of the run behind ``span`` (in ``scope``, read at ``where``)."""
-        if scope is None:
-            return _top_agent(where, self._root_names.get(span.trace_id))
-        if where is not None and where.agent is not None:
-            return where.agent
-        prefix, base = self._place(scope, span.trace_id, 0)
-        return agent_path(prefix, base, where.namespace if where is not None else ())
-
-    def _place(
-        self, scope: str | None, trace_id: str, depth: int
-    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        if scope is None or depth > _MAX_DEPTH:
-            name = self._root_names.get(trace_id)
-            return ((name,) if name else ()), ()
-        known = self._places.get(scope)
-        if known is not None:
-            return known
-        tool = self._tools[scope]
-        where = tool.where
-        agent = where.agent if where is not None else None
-        if agent is None:
-            prefix, base = self._place(self._scope_of(tool.span), trace_id, depth + 1)
-            agent = agent_path(prefix, base, where.namespace if where is not None else ())
-            outer = tuple(agent.split("/")) if agent else prefix
-        else:
-            outer = tuple(agent.split("/"))
-        place = ((*outer, tool.name), where.namespace if where is not None else ())
-        self._places[scope] = place
-        return place
-
-
-def _top_agent(where: Where | None, root_name: str | None) -> str | None:
-    """The agent path of a top-level run (in no tool's scope): written on the span, else the
-    root's agent name and the namespace the convention keeps."""
-    if where is not None and where.agent is not None:
-        return where.agent
-    namespace = where.namespace if where is not None else ()
-    if not namespace:
-        return root_name or None
-    return agent_path((root_name,) if root_name else (), (), namespace)
 
 
 def _before(slots: list[_Slot], started: int) -> _Slot | None:
@@ -381,13 +321,22 @@ def _malformed(slots: Sequence[_Slot], execution: ExecutedCall) -> _Slot | None:
     found = [
         s
         for s in slots
-        if s.request is not None and s.request.invalid and not s.executions
-        and (s.request.id == execution.id if execution.id is not None else
-             s.request.name == execution.name)
+        if s.request is not None
+        and s.request.invalid
+        and not s.executions
+        and (
+            s.request.id == execution.id
+            if execution.id is not None
+            else s.request.name == execution.name
+        )
     ]
-    same = [s for s in found if s.request and s.request.args.get(RAW_ARGUMENTS_KEY) ==
-            execution.raw_args]
-    return (same or found or [None])[0]
+    same = [
+        s
+        for s in found
+        if s.request and s.request.args.get(RAW_ARGUMENTS_KEY) == execution.raw_args
+    ]
+    chosen = same or found
+    return chosen[0] if chosen else None
 
 
 def _find_elsewhere(slots: Sequence[_Slot], execution: ExecutedCall, info: _Trace) -> _Slot | None:
@@ -493,7 +442,7 @@ def _join_requests(
     """The calls in request order, by the rules in the module docstring."""
     tools = {e.span.span_id: e for e in executions}
     scope_of = _scope_finder(tools, links)
-    agents = _Agents(tools, scope_of, info.root_names)
+    agents = Agents(tools, scope_of, info.root_names)
     chats = sorted(chats, key=lambda item: (item[0].end_ns, item[0].start_ns))
     slots: dict[str | None, list[_Slot]] = {}
     # Turns count per scope and run, as the recorder counts them per top-level run.
@@ -560,7 +509,7 @@ def _join_requests(
 
 def _call(
     slot: _Slot,
-    agents: _Agents,
+    agents: Agents,
     chat_times: Mapping[tuple[str | None, str], list[tuple[int, int]]],
     info: _Trace,
 ) -> ToolCall:
@@ -618,7 +567,7 @@ def _unrequested(
     for execution in executions:
         span = execution.span
         attempt = Attempt("ok", None, span.start_ns or None, span.end_ns or None)
-        agent = _top_agent(execution.where, root_names.get(span.trace_id))
+        agent = top_agent(execution.where, root_names.get(span.trace_id))
         call = _joined_call(execution, None, 0, "ok", (attempt,), agent)
         out.append((span.trace_id, call))
     return out

@@ -42,8 +42,13 @@ from tracing.conventions import (
 )
 from tracing.events import namespace_nodes
 from tracing.final_answer import STRUCTURED_RESPONSE_KEY, structured_call_ids
-from tracing.otel.producers import UNNAMED_TOOL
-from tracing.otel.producers import is_answer_tool, raw_marker, unwrap_arguments, unwrap_result
+from tracing.otel.producers import (
+    UNNAMED_TOOL,
+    is_answer_tool,
+    raw_marker,
+    unwrap_arguments,
+    unwrap_result,
+)
 from tracing.records import RAW_ARGUMENTS_KEY, CallStatus, InvalidToolCall, parse_arguments
 from tracing.span_view import SpanView
 
@@ -427,8 +432,8 @@ def _read_arguments(
     if marked is not None:  # a producer's own marker of text that is not JSON
         return None, marked, f"{key}: arguments are not valid JSON", None
     if convention is OPENINFERENCE and args:  # smolagents', LlamaIndex's call signature
-        unwrapped, problem = unwrap_arguments(args, span.attributes)
-        return unwrapped, None if unwrapped is not None else _text(raw), problem, None
+        unwrapped, trouble = unwrap_arguments(args, span.attributes)
+        return unwrapped, None if unwrapped is not None else _text(raw), trouble, None
     return args, None, None, None
 
 

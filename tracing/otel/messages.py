@@ -33,6 +33,7 @@ from tracing.span_view import SpanView
 
 __all__ = [
     "answers",
+    "called_model",
     "final_text",
     "is_error_answer",
     "model_call",
@@ -187,6 +188,18 @@ def _int(value: Any) -> int | None:
     return None
 
 
+def called_model(span: SpanView, convention: Convention) -> bool:
+    """Did this chat span call the model? OpenInference marks LlamaIndex's preparation of a
+    call (``_prepare_chat_with_tools``) as an LLM span too: one with no output, usage or finish
+    reason, that did not fail, called nothing."""
+    if convention is not OPENINFERENCE or span.status == "ERROR":
+        return True
+    return any(
+        key.startswith(("llm.output_messages.", "llm.token_count.", "llm.finish_reason"))
+        for key in span.attributes
+    )
+
+
 def model_call(span: SpanView, turn: int = 0) -> ModelCall:
     """One model call: its usage as the span reports it, its times and model."""
     attributes = span.attributes
@@ -200,9 +213,7 @@ def model_call(span: SpanView, turn: int = 0) -> ModelCall:
     if total is None and given is not None and taken is not None:
         total = given + taken
     model = next((v for k in _MODEL_KEYS if isinstance(v := attributes.get(k), str) and v), None)
-    return ModelCall(
-        given, taken, total, span.start_ns or None, span.end_ns or None, model, turn
-    )
+    return ModelCall(given, taken, total, span.start_ns or None, span.end_ns or None, model, turn)
 
 
 def final_text(span: SpanView, convention: Convention) -> str | None:

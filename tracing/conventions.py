@@ -128,9 +128,9 @@ GENAI = Convention(
     requested_fields={},
     lossy_arguments=False,
     node=LANGGRAPH_NODE,
-    # Google ADK's schema 1 (its default before 2.0): the arguments and result on ADK's keys
-    more_arguments=("gcp.vertex.agent.tool_call_args",),
-    more_results=("gcp.vertex.agent.tool_response",),
+    # Google ADK's schema 1 (its default before 2.0), Pydantic AI's formats before version 3
+    more_arguments=("gcp.vertex.agent.tool_call_args", "tool_arguments"),
+    more_results=("gcp.vertex.agent.tool_response", "tool_response"),
 )
 
 OPENINFERENCE = Convention(

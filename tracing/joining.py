@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 
 from tracing.conventions import ERROR_TYPE, RUN_ORIGIN, CallSpanKind, Convention, classify
 from tracing.otel.agent_paths import MAX_DEPTH, Agents, top_agent
-from tracing.otel.calls import answered_call, invalid_call, traced_answers
-from tracing.otel.producers import UNNAMED_TOOL, UNNAMED_TOOL_REASON
+from tracing.otel.calls import answered_call, invalid_call, not_offered, traced_answers
+from tracing.otel.producers import MERGED_TOOLS, UNNAMED_TOOL, UNNAMED_TOOL_REASON
 from tracing.records import Attempt, CallStatus, ToolCall
 from tracing.span_reading import (
     RAW_ARGUMENTS_KEY,
@@ -252,6 +252,8 @@ def _gather(
             info.answers.update(tool_responses(span))
         else:
             execution = executed_call(span, convention)
+            if execution.name == MERGED_TOOLS:
+                continue  # Google ADK's span over parallel calls, each with a span of its own
             if execution.name == UNNAMED_TOOL:
                 info.unread[UNNAMED_TOOL_REASON] = info.unread.get(UNNAMED_TOOL_REASON, 0) + 1
             executions.append(execution)
@@ -545,6 +547,8 @@ def _call(
         return invalid_call(request, last, agents.path(last.span, slot.scope, last.where))
     attempts = tuple([a for a in map(_attempt, slot.executions) if a is not None])
     status = last.status
+    if status == "error" and request is not None and not_offered(request):
+        status, attempts = "requested", ()  # the framework refused a tool it does not have
     if last.interrupted_at is not None and any(s > last.interrupted_at for s in info.starts):
         status = "requested"  # a later run of the conversation resumed it, without running it
     turn = _turn(slot, last, chat_times)

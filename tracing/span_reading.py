@@ -43,6 +43,8 @@ from tracing.conventions import (
 from tracing.events import namespace_nodes
 from tracing.final_answer import STRUCTURED_RESPONSE_KEY, structured_call_ids
 from tracing.otel.producers import (
+    NO_ID,
+    NO_RESULT,
     UNNAMED_TOOL,
     is_answer_tool,
     raw_marker,
@@ -510,6 +512,8 @@ def _read_output(
         raw = _other_key(span.attributes, convention.more_results)[1]
         if raw is None:
             return None, None, False
+    if raw == NO_RESULT:  # Google ADK's placeholder for a tool that raised
+        return None, None, False
     if convention is GENAI and _plain_result(raw):
         return raw, None, False  # what decoding would come to: no ToolMessage in it
     decoded = _loads(raw)
@@ -549,6 +553,8 @@ def executed_call(span: SpanView, convention: Convention) -> ExecutedCall:
     args, raw_args, problem, args_id = _read_arguments(span, convention)
     span_id_attr = span.attributes.get(convention.call_id) if convention.call_id else None
     call_id = span_id_attr if isinstance(span_id_attr, str) and span_id_attr else None
+    if call_id == NO_ID:  # Google ADK's placeholder for a tool that raised
+        call_id = None
     result, output_id, output_error = _read_output(span, convention, call_id or args_id)
     marked = ERROR_TYPE in span.attributes
     # interrupt_time's own first test, asked here: most tool spans have no event to look at

@@ -174,13 +174,17 @@ class _Handler(BaseHTTPRequestHandler):
     def _responses(self, body: Mapping[str, Any], scripted: Reply) -> None:
         """The Responses API: one ``Response`` object, or its events when streamed."""
         if not body.get("stream"):
-            self._send_json(200, responses_body(body, scripted))
+            answer = responses_body(body, scripted)
+            self.server.standin.served(body, answer["usage"])
+            self._send_json(200, answer)
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         for event in responses_events(body, scripted):
+            if event["type"] == "response.completed":
+                self.server.standin.served(body, event["response"]["usage"])
             self._event(event)
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
@@ -203,7 +207,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "created": int(time.time()),
                 "model": body.get("model"),
                 "choices": [choice],
-                "usage": _usage(body, content, calls),
+                "usage": self.server.standin.served(body, _usage(body, content, calls)),
             },
         )
 
@@ -246,7 +250,8 @@ class _Handler(BaseHTTPRequestHandler):
                     self._event(chunk({"tool_calls": [delta]}))
         self._event(chunk({}, "tool_calls" if calls else "stop"))
         if (body.get("stream_options") or {}).get("include_usage"):
-            self._event({**base, "choices": [], "usage": _usage(body, content, calls)})
+            usage = self.server.standin.served(body, _usage(body, content, calls))
+            self._event({**base, "choices": [], "usage": usage})
         self._event("[DONE]")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
@@ -275,6 +280,8 @@ class StandIn:
         self._stopping = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self._scripts: dict[str, list[Reply]] = {}
+        self.usage: list[tuple[str, dict[str, Any]]] = []
+        """(model, usage) of every reply that reported usage, as sent."""
 
     @property
     def url(self) -> str:
@@ -286,6 +293,12 @@ class StandIn:
         """Keep one request."""
         with self._lock:
             self.requests.append({"path": path, "headers": headers, "body": body})
+
+    def served(self, body: Mapping[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
+        """Note the usage a reply reports (returned unchanged)."""
+        with self._lock:
+            self.usage.append((str(body.get("model")), usage))
+        return usage
 
     def script(self, model: str, replies: Sequence[Reply]) -> None:
         """Answer requests for ``model`` with these replies in order, then with DONE."""

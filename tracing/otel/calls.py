@@ -3,6 +3,9 @@
 * A call whose arguments were not JSON stays ``invalid`` whatever the framework did with it:
   the OpenAI Agents SDK, Pydantic AI and LlamaIndex start a tool span for it that fails on the
   text (the tool itself never runs); its error is the span's.
+* A failed tool span of a call to a tool the model was not offered (Google ADK answers an
+  unknown tool through a tool span) is the framework refusing it: the call stays
+  ``requested``, with that error.
 * A trace with no tool span at all (a tool loop written on a raw client, instrumented by
   OpenInference's or OpenLLMetry's OpenAI instrumentation): a requested call answered by a tool
   message in a later model call's input ran, with that message as its result, ``error`` when
@@ -23,7 +26,7 @@ if TYPE_CHECKING:
     from tracing.span_reading import ExecutedCall, RequestedCall
     from tracing.span_view import SpanView
 
-__all__ = ["answered_call", "invalid_call", "traced_answers"]
+__all__ = ["answered_call", "invalid_call", "not_offered", "traced_answers"]
 
 
 def traced_answers(chats: Iterable[SpanView]) -> dict[str, str]:
@@ -56,6 +59,12 @@ def invalid_call(request: RequestedCall, execution: ExecutedCall, agent: str | N
     )
 
 
+def not_offered(request: RequestedCall) -> bool:
+    """Does the chat span that requested this call list the tools offered, without it?"""
+    offered = offered_tools(request.span) if request.span is not None else None
+    return offered is not None and request.name not in offered
+
+
 def answered_call(
     request: RequestedCall, messages: Mapping[str, str], agent: str | None
 ) -> ToolCall | None:
@@ -65,8 +74,7 @@ def answered_call(
         return None
     where = request.where
     node = where.node if where is not None else None
-    offered = offered_tools(request.span) if request.span is not None else None
-    if offered is not None and request.name not in offered:
+    if not_offered(request):
         return ToolCall(
             name=request.name,
             args=request.args,

@@ -4,7 +4,8 @@ Per convention (tracing/conventions.py), a chat span's input messages are:
 
 * GenAI (and OpenLLMetry 0.4x+, Pydantic AI, Google ADK): ``gen_ai.input.messages``, a JSON
   list of ``{"role", "parts"}``; a tool's answer is a ``tool_call_response`` part
-  (``{"id", "response"}``), user text a ``text`` part of a ``user`` message;
+  (``{"id", "response"}``; Pydantic AI: ``"result"``), user text a ``text`` part of a
+  ``user`` message;
 * OpenInference: flattened ``llm.input_messages.N.message.role`` / ``.content`` /
   ``.tool_call_id`` (and ``.contents.M.message_content.text`` for content blocks);
 * older OpenLLMetry: flattened ``gen_ai.prompt.N.role`` / ``.content`` / ``.tool_call_id``.
@@ -113,7 +114,8 @@ def answers(span: SpanView) -> dict[str, str]:
         for part in _parts(message):
             call_id = part.get("id")
             if part.get("type") == "tool_call_response" and isinstance(call_id, str):
-                out[call_id] = _text(part.get("response"))
+                # the semantic conventions say "response"; Pydantic AI writes "result"
+                out[call_id] = _text(part.get("response", part.get("result")))
     for message in _flat_messages(attributes):
         call_id = message.get("tool_call_id")
         if message.get("role") == "tool" and isinstance(call_id, str) and call_id:

@@ -16,6 +16,10 @@ tests/tracing/producers/):
 * smolagents ends every run with its ``final_answer`` tool (span ``FinalAnswerTool``): the
   run's answer, not a call of the agent's tools, so it is left out of the calls (as LangChain's
   structured-output bookkeeping is: tracing/final_answer.py) and its result is the answer.
+* Google ADK writes ``<not specified>`` as the call id (and ``{"result": "<not specified>"}`` as
+  the result) of a tool that raised, and an ``execute_tool`` span named ``(merged tools)`` over
+  parallel calls, each of which has its own span: the placeholders are no id and no result, and
+  the merged span is no call.
 * The agent a span ran in: ``gen_ai.agent.name`` (GenAI: Pydantic AI, Google ADK, OpenLLMetry),
   ``agent.name`` (OpenInference on the OpenAI Agents SDK).
 """
@@ -29,6 +33,9 @@ from typing import Any
 __all__ = [
     "AGENT_KEYS",
     "ANSWER_TOOL_SPAN",
+    "MERGED_TOOLS",
+    "NO_ID",
+    "NO_RESULT",
     "UNNAMED_TOOL",
     "UNNAMED_TOOL_REASON",
     "agent_name_of",
@@ -41,6 +48,13 @@ __all__ = [
 UNNAMED_TOOL = "<unnamed tool>"
 """The name of a call whose tool span names no tool (counted as unread: UNNAMED_TOOL_REASON)."""
 UNNAMED_TOOL_REASON = "tool span without a tool name"
+
+MERGED_TOOLS = "(merged tools)"
+"""Google ADK's tool name of the span over parallel calls (no call of its own)."""
+NO_ID = "<not specified>"
+"""Google ADK's call id of a tool that raised (read as no id)."""
+NO_RESULT = '{"result": "<not specified>"}'
+"""Google ADK's result of a tool that raised (read as no result)."""
 
 AGENT_KEYS = ("gen_ai.agent.name", "agent.name")
 """Attributes naming the agent whose run a span is (GenAI, OpenInference)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from tracing.conventions import AGENT_PATH, LANGGRAPH_NODE
 from tracing.otel.messages import answers, is_error_answer, offered_tools
 from tracing.records import RAW_ARGUMENTS_KEY, Attempt, ToolCall
 
@@ -29,10 +30,14 @@ if TYPE_CHECKING:
 __all__ = ["answered_call", "invalid_call", "not_offered", "traced_answers"]
 
 
-def traced_answers(chats: Iterable[SpanView]) -> dict[str, str]:
-    """Call id -> the tool message the model calls of these chat spans received."""
+def traced_answers(chats: Iterable[SpanView]) -> dict[str, str] | None:
+    """Call id -> the tool message the model calls of these chat spans received; None for
+    SpanEmitter's spans (``harness.agent.path`` / ``harness.langgraph.node``): it writes a tool
+    span for every call a tool ran, so a call without one never ran."""
     out: dict[str, str] = {}
     for span in chats:
+        if AGENT_PATH in span.attributes or LANGGRAPH_NODE in span.attributes:
+            return None
         out.update(answers(span))
     return out
 

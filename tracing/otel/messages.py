@@ -143,7 +143,7 @@ def offered_tools(span: SpanView) -> frozenset[str] | None:
     """The names of the tools the model was offered in this call (None: not recorded)."""
     attributes = span.attributes
     names: set[str] = set()
-    found = False
+    found = False  # the span records the offered tools at all
     definitions = _loads(attributes.get("gen_ai.tool.definitions"))
     if isinstance(definitions, list):
         found = True
@@ -156,7 +156,8 @@ def offered_tools(span: SpanView) -> frozenset[str] | None:
             found = True
             names.add(str(value))
     names.discard("")
-    return frozenset(names) if found else None
+    # definitions in a shape not read here say nothing: never "not offered" for want of names
+    return frozenset(names) if found and names else None
 
 
 def _definition_name(definition: Any) -> str:

@@ -112,6 +112,11 @@ class Convention:
     """Attribute with the LangGraph node of the run, when the convention records it."""
     namespace: str | None = None
     """Attribute with the run's LangGraph checkpoint namespace, when the convention records it."""
+    more_arguments: tuple[str, ...] = ()
+    """Where other producers of the convention put the arguments when ``arguments`` is absent
+    (tracing/otel/producers.py names them)."""
+    more_results: tuple[str, ...] = ()
+    """Likewise for the result."""
 
 
 GENAI = Convention(
@@ -127,6 +132,9 @@ GENAI = Convention(
     requested_fields={},
     lossy_arguments=False,
     node=LANGGRAPH_NODE,
+    # Google ADK's schema 1 (its default before 2.0), Pydantic AI's formats before version 3
+    more_arguments=("gcp.vertex.agent.tool_call_args", "tool_arguments"),
+    more_results=("gcp.vertex.agent.tool_response", "tool_response"),
 )
 
 OPENINFERENCE = Convention(
@@ -167,6 +175,9 @@ TRACELOOP = Convention(
     lossy_arguments=False,
     node=TRACELOOP_NODE,
     namespace=TRACELOOP_NAMESPACE,
+    # OpenLLMetry's OpenAI Agents SDK instrumentation writes no entity input or output
+    more_arguments=("gen_ai.tool.call.arguments",),
+    more_results=("gen_ai.tool.call.result",),
 )
 
 CONVENTIONS: tuple[Convention, ...] = (TRACELOOP, OPENINFERENCE, GENAI)

@@ -15,7 +15,7 @@ span is :mod:`tracing.span_reading`, joining requests and executions is :mod:`tr
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from tracing.joining import Joined, calls_from_spans, join_traces
+from tracing.otel.producers import agent_name_of
 from tracing.records import ToolCall
 from tracing.span_reading import RAW_ARGUMENTS_KEY, conversation_of, keeps, relevant_role
 from tracing.span_view import SpanEvent, SpanStatus, SpanView
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from opentelemetry.context import Context
 
     from harness.sample import ExpectationLike, Sample
+    from tracing.otel.trace_run import TraceRun
 
 # The conversion's names stay importable from here, where callers first found them.
 __all__ = [
@@ -54,6 +56,10 @@ class _Trace:
     """The LangGraph thread its spans name, if any."""
     relevant: bool = False
     """Whether a tool or chat span arrived (a trace of roots and pauses only has no calls)."""
+    resource: Mapping[str, Any] = field(default_factory=dict)
+    """The attributes of its root span's resource."""
+    agents: list[tuple[int, str]] = field(default_factory=list)
+    """(start, name) of its other spans naming an agent."""
 
 
 class ToolCallSpanExporter(SpanExporter, SpanProcessor):
@@ -88,6 +94,8 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
             return SpanExportResult.FAILURE
         views: list[SpanView] = []
         links: list[tuple[str, str, str | None]] = []
+        resources: dict[str, dict[str, Any]] = {}
+        agents: list[tuple[str, int, str]] = []
         for span in spans:
             context = span.context
             if context is None:
@@ -95,13 +103,22 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
             parent = span.parent
             parent_id = format(parent.span_id, "016x") if parent is not None else None
             events = ((e.name, e.attributes or {}) for e in span.events)
+            trace_id = format(context.trace_id, "032x")
+            if parent_id is None:
+                resources[trace_id] = dict(span.resource.attributes)
             if keeps(span.attributes or {}, parent_id, events):
                 views.append(SpanView.from_readable(span))
                 continue
-            links.append(
-                (format(context.trace_id, "032x"), format(context.span_id, "016x"), parent_id)
-            )
+            agent = agent_name_of(span.attributes or {})
+            if agent is not None:
+                agents.append((trace_id, span.start_time or 0, agent))
+            links.append((trace_id, format(context.span_id, "016x"), parent_id))
         self.add(views, links)
+        with self._lock:  # what a TraceRun reads beyond the calls (run())
+            for trace_id, resource in resources.items():
+                self._traces.setdefault(trace_id, _Trace()).resource = resource
+            for trace_id, start, agent in agents:
+                self._traces.setdefault(trace_id, _Trace()).agents.append((start, agent))
         return SpanExportResult.SUCCESS
 
     def add(
@@ -181,6 +198,21 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
             if trace is None or not trace.relevant:
                 return []
             return list(self._linked(self._key(key)).get(key, []))
+
+    def run(self, trace_id: str) -> TraceRun:
+        """One trace as a run for rules (:class:`~tracing.otel.trace_run.TraceRun`): its calls
+        joined with its conversation's, its model calls, the user's input, the answer."""
+        from tracing.otel.trace_run import read_run
+
+        calls = self.calls(trace_id)
+        key = trace_id.lower()
+        with self._lock:
+            trace = self._traces.get(key) or _Trace()
+            spans = [view for view in trace.spans if view.parent_id is not None]
+            root = next((view for view in trace.spans if view.parent_id is None), None)
+            parents = dict(trace.parents)
+            resource, agents = trace.resource, list(trace.agents)
+        return read_run(key, spans, parents, root, resource=resource, agents=agents, calls=calls)
 
     def _key(self, trace_id: str) -> str:
         """The group of a trace: its conversation (LangGraph thread), else itself."""

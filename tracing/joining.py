@@ -38,14 +38,15 @@ import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tracing.agent_paths import agent_path
 from tracing.conventions import ERROR_TYPE, RUN_ORIGIN, CallSpanKind, Convention, classify
+from tracing.otel.agent_paths import MAX_DEPTH, Agents, top_agent
+from tracing.otel.calls import answered_call, invalid_call, not_offered, traced_answers
+from tracing.otel.producers import MERGED_TOOLS, UNNAMED_TOOL, UNNAMED_TOOL_REASON
 from tracing.records import Attempt, CallStatus, ToolCall
 from tracing.span_reading import (
     RAW_ARGUMENTS_KEY,
     ExecutedCall,
     RequestedCall,
-    Where,
     executed_call,
     interrupt_time,
     requested_calls,
@@ -55,7 +56,14 @@ from tracing.span_reading import (
 )
 from tracing.span_view import SpanView
 
-__all__ = ["Joined", "calls_by_trace", "calls_from_classified", "calls_from_spans", "join_traces"]
+__all__ = [
+    "Joined",
+    "calls_by_trace",
+    "calls_from_classified",
+    "calls_from_spans",
+    "join_traces",
+    "read_calls",
+]
 
 Key = tuple[int, int, int, int]
 
@@ -110,6 +118,18 @@ def calls_from_classified(
     return [call for _, call in _convert(zip(spans, kinds, strict=True), parents)]
 
 
+def read_calls(
+    spans: Sequence[SpanView],
+    kinds: Sequence[CallSpanKind | None],
+    parents: Mapping[str, str | None],
+) -> tuple[list[ToolCall], dict[str, int]]:
+    """:func:`calls_from_classified`, and how many parts of the spans could not be read, per
+    reason (a tool span without a name, a requested call without one, ...)."""
+    gathered = _gather(zip(spans, kinds, strict=True), parents)
+    calls = [call for _, call in _join(*gathered)]
+    return calls, gathered[3].unread
+
+
 def calls_by_trace(
     spans: Iterable[SpanView], parents: Mapping[str, str | None] | None = None
 ) -> dict[str, list[ToolCall]]:
@@ -158,8 +178,6 @@ def join_traces(
     return Joined(grouped, frozenset(waiting), frozenset(unrequested))
 
 
-_MAX_DEPTH = 10_000
-
 _start_order = operator.attrgetter("span.start_ns", "span.end_ns")
 """Sort key of executions: (start, end) of their tool span, read in C."""
 
@@ -179,6 +197,11 @@ class _Trace:
     groups: Mapping[str, str] | None = None
     """Trace id -> group, when the traces are not all one conversation (:func:`join_traces`)."""
     ends: tuple[list[str], list[str]] | None = None
+    messages: Mapping[str, str] | None = None
+    """Call id -> the tool message a later model call received, when no tool span ran any call
+    (a tool loop written on a raw client): what the calls' results and errors are read from."""
+    unread: dict[str, int] = field(default_factory=dict)
+    """Parts of the spans that could not be read, counted per reason."""
     """Filled, when set, with the ids of top-level requests left waiting and of top-level
     executions that joined no request (:class:`Joined`)."""
 
@@ -228,7 +251,12 @@ def _gather(
             chats.append((span, convention))
             info.answers.update(tool_responses(span))
         else:
-            executions.append(executed_call(span, convention))
+            execution = executed_call(span, convention)
+            if execution.name == MERGED_TOOLS:
+                continue  # Google ADK's span over parallel calls, each with a span of its own
+            if execution.name == UNNAMED_TOOL:
+                info.unread[UNNAMED_TOOL_REASON] = info.unread.get(UNNAMED_TOOL_REASON, 0) + 1
+            executions.append(execution)
     return chats, executions, links, info
 
 
@@ -237,7 +265,7 @@ def _scope(
 ) -> str | None:
     """The nearest tool span at or above ``parent_id`` (a span's scope), or None at the top."""
     current = parent_id
-    for _ in range(_MAX_DEPTH):
+    for _ in range(MAX_DEPTH):
         if current is None or current in tool_ids:
             return current
         current = links.get(current)
@@ -254,63 +282,6 @@ def _scope_finder(
         return _scope(span.parent_id, tool_ids, links)
 
     return scope_of
-
-
-class _Agents:
-    """The agent path of each span's run: written on the span, or rebuilt from its scopes."""
-
-    def __init__(
-        self,
-        tools: Mapping[str, ExecutedCall],
-        scope_of: Callable[[SpanView], str | None],
-        root_names: Mapping[str, str | None],
-    ) -> None:
-        self._tools = tools
-        self._scope_of = scope_of
-        self._root_names = root_names
-        self._places: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-
-    def path(self, span: SpanView, scope: str | None, where: Where | None) -> str | None:
-        """The agent path of the run behind ``span`` (in ``scope``, read at ``where``)."""
-        if scope is None:
-            return _top_agent(where, self._root_names.get(span.trace_id))
-        if where is not None and where.agent is not None:
-            return where.agent
-        prefix, base = self._place(scope, span.trace_id, 0)
-        return agent_path(prefix, base, where.namespace if where is not None else ())
-
-    def _place(
-        self, scope: str | None, trace_id: str, depth: int
-    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        if scope is None or depth > _MAX_DEPTH:
-            name = self._root_names.get(trace_id)
-            return ((name,) if name else ()), ()
-        known = self._places.get(scope)
-        if known is not None:
-            return known
-        tool = self._tools[scope]
-        where = tool.where
-        agent = where.agent if where is not None else None
-        if agent is None:
-            prefix, base = self._place(self._scope_of(tool.span), trace_id, depth + 1)
-            agent = agent_path(prefix, base, where.namespace if where is not None else ())
-            outer = tuple(agent.split("/")) if agent else prefix
-        else:
-            outer = tuple(agent.split("/"))
-        place = ((*outer, tool.name), where.namespace if where is not None else ())
-        self._places[scope] = place
-        return place
-
-
-def _top_agent(where: Where | None, root_name: str | None) -> str | None:
-    """The agent path of a top-level run (in no tool's scope): written on the span, else the
-    root's agent name and the namespace the convention keeps."""
-    if where is not None and where.agent is not None:
-        return where.agent
-    namespace = where.namespace if where is not None else ()
-    if not namespace:
-        return root_name or None
-    return agent_path((root_name,) if root_name else (), (), namespace)
 
 
 def _before(slots: list[_Slot], started: int) -> _Slot | None:
@@ -340,7 +311,34 @@ def _find_waiting(slots: Sequence[_Slot], execution: ExecutedCall) -> _Slot | No
         # Arguments can differ in type on the span (a convention's encoding): fall back to
         # the name rather than lose the join.
         named = [s for s in named if s.request and s.request.args == execution.args] or named
-    return _before(named, started)
+    return _before(named, started) or _malformed(slots, execution)
+
+
+def _malformed(slots: Sequence[_Slot], execution: ExecutedCall) -> _Slot | None:
+    """The call with arguments that are not JSON that this failed execution answers: the
+    framework tried it and failed on the text (the OpenAI Agents SDK, Pydantic AI, LlamaIndex
+    give the model an error); by call id, else by name, the same text first."""
+    if execution.status != "error":
+        return None
+    found = [
+        s
+        for s in slots
+        if s.request is not None
+        and s.request.invalid
+        and not s.executions
+        and (
+            s.request.id == execution.id
+            if execution.id is not None
+            else s.request.name == execution.name
+        )
+    ]
+    same = [
+        s
+        for s in found
+        if s.request and s.request.args.get(RAW_ARGUMENTS_KEY) == execution.raw_args
+    ]
+    chosen = same or found
+    return chosen[0] if chosen else None
 
 
 def _find_elsewhere(slots: Sequence[_Slot], execution: ExecutedCall, info: _Trace) -> _Slot | None:
@@ -428,7 +426,11 @@ def _all_top_level_successes(
     needs), asked of nearly every trace: no scope finder is built for it."""
     tools = {e.span.span_id: e for e in executions}
     for execution in executions:  # a loop, not all(...): no generator for two or three items
-        if execution.status != "ok" or _scope(execution.span.parent_id, tools, links) is not None:
+        if (
+            execution.status != "ok"
+            or execution.answer
+            or _scope(execution.span.parent_id, tools, links) is not None
+        ):
             return False
     return True
 
@@ -442,7 +444,7 @@ def _join_requests(
     """The calls in request order, by the rules in the module docstring."""
     tools = {e.span.span_id: e for e in executions}
     scope_of = _scope_finder(tools, links)
-    agents = _Agents(tools, scope_of, info.root_names)
+    agents = Agents(tools, scope_of, info.root_names)
     chats = sorted(chats, key=lambda item: (item[0].end_ns, item[0].start_ns))
     slots: dict[str | None, list[_Slot]] = {}
     # Turns count per scope and run, as the recorder counts them per top-level run.
@@ -451,12 +453,14 @@ def _join_requests(
     for span, convention in chats:
         scope = scope_of(span)
         times = chat_times.setdefault((scope, span.trace_id), [])
-        for request in requested_calls(span, convention, len(times)):
+        for request in requested_calls(span, convention, len(times), info.unread):
             slot = _Slot(request, scope, (*request.order, 0), span.trace_id)
             slots.setdefault(scope, []).append(slot)
             requested = True
         times.append((span.start_ns, span.end_ns))
 
+    if requested and not executions:  # no tool span: calls are read from the messages
+        info.messages = traced_answers(span for span, _ in chats)
     executions.sort(key=_start_order)
     groups = info.groups
     for execution in executions:
@@ -481,6 +485,8 @@ def _join_requests(
             found = _Slot(None, scope, (started, started, 0, 1), execution.span.trace_id)
             scoped.append(found)
         found.executions.append(execution)
+    for scoped in slots.values():  # smolagents' final answer: the run's answer, not a call
+        scoped[:] = [slot for slot in scoped if not any(e.answer for e in slot.executions)]
     for span, ids in info.structured:
         scoped = slots.get(scope_of(span), [])
         scoped[:] = [slot for slot in scoped if not _structured(slot, span.trace_id, ids)]
@@ -505,7 +511,7 @@ def _join_requests(
 
 def _call(
     slot: _Slot,
-    agents: _Agents,
+    agents: Agents,
     chat_times: Mapping[tuple[str | None, str], list[tuple[int, int]]],
     info: _Trace,
 ) -> ToolCall:
@@ -520,6 +526,11 @@ def _call(
             status = "interrupted"
         span = request.span
         where = request.where
+        if info.messages is not None and status == "requested":
+            agent = agents.path(span, slot.scope, where) if span is not None else None
+            answered = answered_call(request, info.messages, agent)
+            if answered is not None:
+                return answered
         return ToolCall(
             name=request.name,
             args=request.args,
@@ -532,8 +543,12 @@ def _call(
             agent=agents.path(span, slot.scope, where) if span is not None else None,
         )
     last = slot.executions[-1]
+    if request is not None and request.invalid:
+        return invalid_call(request, last, agents.path(last.span, slot.scope, last.where))
     attempts = tuple([a for a in map(_attempt, slot.executions) if a is not None])
     status = last.status
+    if status == "error" and request is not None and not_offered(request):
+        status, attempts = "requested", ()  # the framework refused a tool it does not have
     if last.interrupted_at is not None and any(s > last.interrupted_at for s in info.starts):
         status = "requested"  # a later run of the conversation resumed it, without running it
     turn = _turn(slot, last, chat_times)
@@ -556,7 +571,7 @@ def _unrequested(
     for execution in executions:
         span = execution.span
         attempt = Attempt("ok", None, span.start_ns or None, span.end_ns or None)
-        agent = _top_agent(execution.where, root_names.get(span.trace_id))
+        agent = top_agent(execution.where, root_names.get(span.trace_id))
         call = _joined_call(execution, None, 0, "ok", (attempt,), agent)
         out.append((span.trace_id, call))
     return out

@@ -14,7 +14,15 @@ from typing import Any
 
 from tracing.span_view import SpanEvent, SpanStatus
 
-__all__ = ["BadSpan", "KnownIds", "SpanFields", "span_fields", "spans_of", "why_skipped"]
+__all__ = [
+    "BadSpan",
+    "KnownIds",
+    "SpanFields",
+    "resources_of",
+    "span_fields",
+    "spans_of",
+    "why_skipped",
+]
 
 _STATUS_NAMES: dict[int, SpanStatus] = {0: "UNSET", 1: "OK", 2: "ERROR"}
 _STATUS_TEXT: dict[str, SpanStatus] = {
@@ -246,4 +254,27 @@ def spans_of(request: Any) -> list[Any]:
                 spans = scope_spans.get("spans") if isinstance(scope_spans, Mapping) else None
                 if isinstance(spans, list):
                     out += spans
+    return out
+
+
+def resources_of(request: Mapping[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """(how many spans it holds, its resource's attributes) of each resource block of a request
+    :func:`spans_of` accepted, in order; a resource that cannot be read has no attributes."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    for resource_spans in request["resourceSpans"]:
+        if not isinstance(resource_spans, Mapping):
+            continue
+        count = 0
+        scopes = resource_spans.get("scopeSpans")
+        for scope_spans in scopes if isinstance(scopes, list) else ():
+            spans = scope_spans.get("spans") if isinstance(scope_spans, Mapping) else None
+            count += len(spans) if isinstance(spans, list) else 0
+        resource = resource_spans.get("resource")
+        try:
+            attributes = _read_attributes(
+                resource.get("attributes") if isinstance(resource, Mapping) else None
+            )
+        except (BadSpan, TypeError, ValueError, AttributeError, ArithmeticError):
+            attributes = {}
+        out.append((count, attributes))
     return out

@@ -42,7 +42,15 @@ import orjson
 from tracing.conventions import ERROR_TYPE, CallSpanKind, classify
 from tracing.frozen import quick_init
 from tracing.joining import calls_from_classified
-from tracing.otlp_decode import KnownIds, SpanFields, span_fields, spans_of, why_skipped
+from tracing.otel.producers import agent_name_of
+from tracing.otlp_decode import (
+    KnownIds,
+    SpanFields,
+    resources_of,
+    span_fields,
+    spans_of,
+    why_skipped,
+)
 from tracing.records import ToolCall
 from tracing.span_reading import holds_structure, keeps
 from tracing.span_view import SpanView
@@ -58,6 +66,8 @@ __all__ = [
 ]
 
 _REMEMBERED_COMPLETE = 65_536
+_Resources = dict[str, Any] | list[dict[str, Any]]
+"""The resource attributes of a line's spans: one mapping for all, or one per span."""
 _SPAN_ERRORS = (TypeError, ValueError, AttributeError, ArithmeticError, RecursionError)
 """What a bad span raises in span_fields (reported as ``span N skipped: ...``)."""
 
@@ -85,6 +95,8 @@ class _OpenTrace:
     kinds: list[CallSpanKind | None] = field(default_factory=list)
     parents: dict[str, str | None] = field(default_factory=dict)
     root: SpanView | None = None
+    resource: Mapping[str, Any] = field(default_factory=dict)
+    agents: list[tuple[int, str]] = field(default_factory=list)
 
 
 @quick_init
@@ -105,6 +117,10 @@ class OtlpTrace:
     kinds: tuple[CallSpanKind | None, ...] = ()
     """:func:`~tracing.conventions.classify` of each of ``spans``, as the reader found it
     (empty: worked out when needed), so no span is classified twice."""
+    resource: Mapping[str, Any] = field(default_factory=dict)
+    """The attributes of its root's resource (``service.name``, ...); empty without a root."""
+    agents: tuple[tuple[int, str], ...] = ()
+    """(start, name) of each of its other spans naming an agent (``gen_ai.agent.name``)."""
 
     @property
     def root_attributes(self) -> Mapping[str, Any]:
@@ -193,8 +209,9 @@ class OtlpJsonReader:
     def _error(self, line: int, message: str) -> None:
         self.errors.append(OtlpJsonError(str(self.path), line, message))
 
-    def _lines(self) -> Iterator[tuple[int, list[SpanFields]]]:
-        """(line number, the spans on it) for each readable line; bad lines become errors."""
+    def _lines(self) -> Iterator[tuple[int, list[SpanFields], _Resources]]:
+        """(line number, the spans on it, their resources) for each readable line; bad lines
+        become errors."""
         part = self.slice
         with self.path.open(encoding="utf-8", errors="replace") as fp:
             if part.start:
@@ -204,7 +221,8 @@ class OtlpJsonReader:
                 if line.isspace():  # a blank line (the file's lines are never empty)
                     continue
                 try:
-                    raw_spans = spans_of(_loads(line))
+                    request = _loads(line)
+                    raw_spans = spans_of(request)
                 except ValueError as exc:  # JSONDecodeError and BadSpan
                     self._error(number, f"not an OTLP JSON request: {exc}")
                     continue
@@ -214,27 +232,36 @@ class OtlpJsonReader:
                 trace_ids: KnownIds = {}
                 span_ids: KnownIds = {}
                 spans: list[SpanFields]
+                blocks = resources_of(request)
+                # one resource a line (nearly every file): one mapping for every span on it
+                resources: _Resources = blocks[0][1] if len(blocks) == 1 else {}
                 try:  # every span good (almost every line): no bookkeeping per span
                     spans = [span_fields(raw, trace_ids, span_ids) for raw in raw_spans]
+                    if len(blocks) > 1:
+                        resources = [attrs for count, attrs in blocks for _ in range(count)]
                 except _SPAN_ERRORS:
                     # read again span by span, at the depth spans were always read at (so one
                     # nested near the recursion limit fares the same); span_fields changes
                     # nothing but the id dicts, which hold good ids only
                     spans = []
                     keep = spans.append
+                    each = [attrs for count, attrs in blocks for _ in range(count)]
+                    kept: list[dict[str, Any]] = []
                     for position, raw in enumerate(raw_spans):
                         try:
                             keep(span_fields(raw, trace_ids, span_ids))
+                            kept.append(each[position] if position < len(each) else {})
                         except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:
                             # ArithmeticError: 1e999 (infinity) as an int, a time or a status
                             self._error(number, f"span {position} skipped: {why_skipped(exc)}")
                         except RecursionError:
                             self._error(number, f"span {position} skipped: nested too deeply")
-                yield number, spans
+                    resources = kept
+                yield number, spans, resources
 
     def iter_spans(self) -> Iterator[SpanView]:
         """Every readable span, in file order."""
-        for _, spans in self._lines():
+        for _, spans, _ in self._lines():
             for fields in spans:
                 yield SpanView(*fields)
 
@@ -248,9 +275,9 @@ class OtlpJsonReader:
         complete = _RecentTraces(_REMEMBERED_COMPLETE)
         completed = complete.lines
         on_root = self.complete_on_root
-        for number, spans in self._lines():
+        for number, spans, resources in self._lines():
             finished: list[str] = []
-            for fields in spans:
+            for position, fields in enumerate(spans):
                 trace_id, span_id, _, attributes, _, _, parent_id, _, _, events = fields
                 root_line = completed.get(trace_id)
                 if root_line is not None:
@@ -266,6 +293,9 @@ class OtlpJsonReader:
                 if parent_id is None:  # a root: held as the root, and as a parent link
                     trace.parents[span_id] = None
                     trace.root = SpanView(*fields)
+                    trace.resource = (
+                        resources[position] if isinstance(resources, list) else resources
+                    )
                     if on_root:
                         finished.append(trace_id)
                     continue
@@ -284,6 +314,9 @@ class OtlpJsonReader:
                     trace.kinds.append(kind)
                 else:
                     trace.parents[span_id] = parent_id
+                    agent = agent_name_of(attributes)
+                    if agent is not None:  # the agent the trace ran (TraceRun.agent)
+                        trace.agents.append((fields[4], agent))
             for trace_id in finished:
                 trace = open_traces.pop(trace_id, None)
                 if trace is None:
@@ -325,7 +358,14 @@ class _RecentTraces:
 
 def _record(trace_id: str, trace: _OpenTrace, line: int) -> OtlpTrace:
     return OtlpTrace(
-        trace_id, tuple(trace.views), trace.parents, trace.root, line, tuple(trace.kinds)
+        trace_id,
+        tuple(trace.views),
+        trace.parents,
+        trace.root,
+        line,
+        tuple(trace.kinds),
+        trace.resource,
+        tuple(trace.agents),
     )
 
 

@@ -41,6 +41,15 @@ from tracing.conventions import (
     SpanRole,
     classify,
 )
+from tracing.otel.producers import (
+    NO_ID,
+    NO_RESULT,
+    UNNAMED_TOOL,
+    is_answer_tool,
+    raw_marker,
+    unwrap_arguments,
+    unwrap_result,
+)
 from tracing.records import RAW_ARGUMENTS_KEY, CallStatus, InvalidToolCall, parse_arguments
 from tracing.span_view import SpanView
 
@@ -302,6 +311,8 @@ class ExecutedCall:
     where: Where | None = None
     interrupted_at: int | None = None
     """When LangGraph paused the call inside the tool (status ``interrupted``), else None."""
+    answer: bool = False
+    """The framework's final-answer tool (smolagents), not a call of the agent's tools."""
 
 
 def _text(value: Any) -> str:
@@ -389,7 +400,7 @@ def _tool_name(span: SpanView, convention: Convention) -> str:
         if isinstance(value, str) and value:
             return value
     # Every convention names the span after the tool as a last resort.
-    return span.name.removeprefix("execute_tool ").strip() or "<unnamed tool>"
+    return span.name.removeprefix("execute_tool ").strip() or UNNAMED_TOOL
 
 
 def _parse_python_dict(text: str) -> dict[str, Any] | None:
@@ -405,14 +416,16 @@ def _read_arguments(
     span: SpanView, convention: Convention
 ) -> tuple[dict[str, Any] | None, str | None, str | None, str | None]:
     """(args, raw text, problem, call id found in the arguments) of a tool span."""
-    raw = span.attributes.get(convention.arguments)
+    key = convention.arguments
+    raw = span.attributes.get(key)
     if raw is None:
-        return None, None, None, None
-    if convention is TRACELOOP:
+        key, raw = _other_key(span.attributes, convention.more_arguments)
+        if raw is None:
+            return None, None, None, None
+    elif convention is TRACELOOP:
         return _read_traceloop_arguments(raw)
     try:
-        args = _arguments(raw, lambda: f"span {span.span_id} ({convention.arguments})")
-        return args, None, None, None
+        args = _arguments(raw, lambda: f"span {span.span_id} ({key})")
     except InvalidToolCall as exc:
         text = _text(raw)
         if convention is OPENINFERENCE:
@@ -422,6 +435,22 @@ def _read_arguments(
             )
             return None, text, problem, None
         return None, text, str(exc), None
+    marked = raw_marker(args)
+    if marked is not None:  # a producer's own marker of text that is not JSON
+        return None, marked, f"{key}: arguments are not valid JSON", None
+    if convention is OPENINFERENCE and args:  # smolagents', LlamaIndex's call signature
+        unwrapped, trouble = unwrap_arguments(args, span.attributes)
+        return unwrapped, None if unwrapped is not None else _text(raw), trouble, None
+    return args, None, None, None
+
+
+def _other_key(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[str, Any]:
+    """(key, value) of the first of ``keys`` present, else ("", None)."""
+    for key in keys:
+        value = attributes.get(key)
+        if value is not None:
+            return key, value
+    return "", None
 
 
 def _read_traceloop_arguments(
@@ -482,17 +511,27 @@ def _read_output(
     convention serialises both (each in its own shape).
     """
     raw = span.attributes.get(convention.result)
+    envelope = convention is TRACELOOP
     if raw is None:
+        envelope = False  # the other keys hold the result itself
+        raw = _other_key(span.attributes, convention.more_results)[1]
+        if raw is None:
+            return None, None, False
+    if raw == NO_RESULT:  # Google ADK's placeholder for a tool that raised
         return None, None, False
     if convention is GENAI and _plain_result(raw):
         return raw, None, False  # what decoding would come to: no ToolMessage in it
     decoded = _loads(raw)
-    if convention is TRACELOOP and isinstance(decoded, Mapping):
+    if envelope and isinstance(decoded, Mapping):
         decoded = decoded.get("output")
     message = _tool_message(decoded) or _command_message(decoded, call_id)
     if message is None:
         if convention is GENAI:
             return raw, None, False
+        if convention is OPENINFERENCE:
+            output = unwrap_result(decoded)  # LlamaIndex's ToolOutput
+            if output is not None:
+                return output[0], None, output[1]
         return decoded if decoded is not None else raw, None, False
     found_id = message.get("tool_call_id")
     return (
@@ -519,6 +558,8 @@ def executed_call(span: SpanView, convention: Convention) -> ExecutedCall:
     args, raw_args, problem, args_id = _read_arguments(span, convention)
     span_id_attr = span.attributes.get(convention.call_id) if convention.call_id else None
     call_id = span_id_attr if isinstance(span_id_attr, str) and span_id_attr else None
+    if call_id == NO_ID:  # Google ADK's placeholder for a tool that raised
+        call_id = None
     result, output_id, output_error = _read_output(span, convention, call_id or args_id)
     marked = ERROR_TYPE in span.attributes
     # interrupt_time's own first test, asked here: most tool spans have no event to look at
@@ -533,11 +574,12 @@ def executed_call(span: SpanView, convention: Convention) -> ExecutedCall:
             or str(span.attributes.get(ERROR_TYPE) or "error")
         )
     where = place_of(span, convention)
+    name = _tool_name(span, convention)
     # positional, in ExecutedCall's order: 13 keywords to a class cost a third of building it
     return ExecutedCall(
         span,
         convention,
-        _tool_name(span, convention),  # name
+        name,
         args,
         raw_args,
         problem,  # args_problem
@@ -548,6 +590,7 @@ def executed_call(span: SpanView, convention: Convention) -> ExecutedCall:
         where.node,  # node (place_of read it: _node(span, convention))
         where,
         paused,  # interrupted_at
+        convention is OPENINFERENCE and is_answer_tool(name, span.name),  # answer
     )
 
 
@@ -565,6 +608,11 @@ def _request_from(
         problem = None
     except InvalidToolCall as exc:
         args, problem = {RAW_ARGUMENTS_KEY: _text(raw)}, str(exc)
+    else:
+        marked = raw_marker(args)
+        if marked is not None:  # OpenLLMetry's {"_raw": text}: the model's text, not JSON
+            args = {RAW_ARGUMENTS_KEY: marked}
+            problem = f"{where}: requested call {name!r}: arguments are not valid JSON"
     return RequestedCall(
         name=name,
         args=args,
@@ -576,11 +624,17 @@ def _request_from(
     )
 
 
-def requested_calls(span: SpanView, convention: Convention, turn: int) -> list[RequestedCall]:
-    """The tool calls a chat span says the model asked for, in the model's order."""
+def requested_calls(
+    span: SpanView, convention: Convention, turn: int, unread: dict[str, int] | None = None
+) -> list[RequestedCall]:
+    """The tool calls a chat span says the model asked for, in the model's order; what cannot
+    be read is counted per reason in ``unread``."""
     where_text = f"span {span.span_id}"
     found: list[Mapping[str, Any]] = []
-    messages = _loads(span.attributes.get(GENAI_OUTPUT_MESSAGES))
+    output = span.attributes.get(GENAI_OUTPUT_MESSAGES)
+    messages = _loads(output)
+    if output is not None and not isinstance(messages, list) and unread is not None:
+        unread[_BAD_OUTPUT] = unread.get(_BAD_OUTPUT, 0) + 1
     if isinstance(messages, list):
         for message in messages:
             parts = message.get("parts") if isinstance(message, Mapping) else None
@@ -606,4 +660,10 @@ def requested_calls(span: SpanView, convention: Convention, turn: int) -> list[R
             request.span = span
             request.where = place
             requests.append(request)
+        elif unread is not None:
+            unread[_NO_NAME] = unread.get(_NO_NAME, 0) + 1
     return requests
+
+
+_BAD_OUTPUT = f"chat span whose {GENAI_OUTPUT_MESSAGES} is not a JSON list"
+_NO_NAME = "requested call without a tool name"

@@ -12,6 +12,10 @@ closed"), and these failure modes, picked by the request's ``model``:
 ``hang``        sends nothing until the client gives up (at most ``HANG_SECONDS``)
 ``garbage``     HTTP 200 whose body is not JSON
 
+A model given a script (``StandIn.script(model, replies)``, tests/support/scripted_replies.py)
+answers with those replies in order, on Chat Completions and on the Responses API
+(``POST /v1/responses``, JSON or streamed), for frameworks other than LangChain.
+
 Tool-call ids are fresh random ones on every reply, as the real service's are, so a test sees
 that cassette keys do not depend on them. Every request is kept (body and headers) for tests
 that check what the client sent. ``serving()`` is the body of a test module's fixture: the
@@ -28,7 +32,7 @@ import textwrap
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -36,6 +40,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from harness.models.demo import ToolSpec, decide
+from tests.support.scripted_replies import (
+    DONE,
+    Reply,
+    chat_calls,
+    responses_body,
+    responses_events,
+)
 
 HANG_SECONDS = 10.0
 """The longest a ``hang`` request is held open (the server never waits forever)."""
@@ -74,8 +85,10 @@ def _to_messages(raw: list[Mapping[str, Any]]) -> list[BaseMessage]:
     return messages
 
 
-def _reply(body: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+def _reply(body: Mapping[str, Any], scripted: Reply | None) -> tuple[str, list[dict[str, Any]]]:
     """(content, tool calls as wire dicts with fresh ids) for one request."""
+    if scripted is not None:
+        return scripted.text, chat_calls(scripted)
     messages = _to_messages(body.get("messages") or [])
     if body.get("model") == "malformed" and not any(isinstance(m, AIMessage) for m in messages):
         call = {"name": "get_weather", "arguments": '{"city": "Berlin", "day": '}
@@ -128,7 +141,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
-        self.server.standin.note(self.path, dict(self.headers.items()), body)
+        standin = self.server.standin
+        standin.note(self.path, dict(self.headers.items()), body)
+        scripted = standin.next_reply(body.get("model"))
+        if self.path.endswith("/responses"):
+            self._responses(body, scripted or Reply(DONE))
+            return
         if not self.path.endswith("/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
@@ -149,12 +167,30 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
         elif body.get("stream"):
-            self._stream(body)
+            self._stream(body, scripted)
         else:
-            self._complete(body)
+            self._complete(body, scripted)
 
-    def _complete(self, body: Mapping[str, Any]) -> None:
-        content, calls = _reply(body)
+    def _responses(self, body: Mapping[str, Any], scripted: Reply) -> None:
+        """The Responses API: one ``Response`` object, or its events when streamed."""
+        if not body.get("stream"):
+            answer = responses_body(body, scripted)
+            self.server.standin.served(body, answer["usage"])
+            self._send_json(200, answer)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for event in responses_events(body, scripted):
+            if event["type"] == "response.completed":
+                self.server.standin.served(body, event["response"]["usage"])
+            self._event(event)
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _complete(self, body: Mapping[str, Any], scripted: Reply | None) -> None:
+        content, calls = _reply(body, scripted)
         message: dict[str, Any] = {"role": "assistant", "content": content or None}
         if calls:
             message["tool_calls"] = calls
@@ -171,7 +207,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "created": int(time.time()),
                 "model": body.get("model"),
                 "choices": [choice],
-                "usage": _usage(body, content, calls),
+                "usage": self.server.standin.served(body, _usage(body, content, calls)),
             },
         )
 
@@ -181,8 +217,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
         self.wfile.flush()
 
-    def _stream(self, body: Mapping[str, Any]) -> None:
-        content, calls = _reply(body)
+    def _stream(self, body: Mapping[str, Any], scripted: Reply | None) -> None:
+        content, calls = _reply(body, scripted)
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
@@ -214,7 +250,8 @@ class _Handler(BaseHTTPRequestHandler):
                     self._event(chunk({"tool_calls": [delta]}))
         self._event(chunk({}, "tool_calls" if calls else "stop"))
         if (body.get("stream_options") or {}).get("include_usage"):
-            self._event({**base, "choices": [], "usage": _usage(body, content, calls)})
+            usage = self.server.standin.served(body, _usage(body, content, calls))
+            self._event({**base, "choices": [], "usage": usage})
         self._event("[DONE]")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
@@ -242,6 +279,9 @@ class StandIn:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self.requests: list[dict[str, Any]] = []
+        self._scripts: dict[str, list[Reply]] = {}
+        self.usage: list[tuple[str, dict[str, Any]]] = []
+        """(model, usage) of every reply that reported usage, as sent."""
 
     @property
     def url(self) -> str:
@@ -253,6 +293,26 @@ class StandIn:
         """Keep one request."""
         with self._lock:
             self.requests.append({"path": path, "headers": headers, "body": body})
+
+    def served(self, body: Mapping[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
+        """Note the usage a reply reports (returned unchanged)."""
+        with self._lock:
+            self.usage.append((str(body.get("model")), usage))
+        return usage
+
+    def script(self, model: str, replies: Sequence[Reply]) -> None:
+        """Answer requests for ``model`` with these replies in order, then with DONE."""
+        with self._lock:
+            self._scripts[model] = list(replies)
+
+    def next_reply(self, model: Any) -> Reply | None:
+        """The next scripted reply of ``model`` (DONE once used up); None for an unscripted
+        model (the demo policy and the failure modes answer it)."""
+        with self._lock:
+            replies = self._scripts.get(model) if isinstance(model, str) else None
+            if replies is None:
+                return None
+            return replies.pop(0) if replies else Reply(DONE)
 
     def count(self) -> int:
         """How many requests arrived so far."""

@@ -1,0 +1,236 @@
+"""TraceRun: one read trace as the rules see a run (docs/metrics.md "Rules"; issue 27).
+
+:func:`trace_run` turns a trace the OTLP reader handed out (:class:`~tracing.otlp_reader.
+OtlpTrace`), and :func:`read_run` any trace's :class:`~tracing.span_view.SpanView` s (the SDK
+exporter's, an in-app span processor's), into the same record:
+
+* ``calls``: the tool calls in request order (tracing/joining.py); each call's result is its
+  tool span's output or, without tool spans, the tool message the next model call received;
+* ``user_inputs``: the user messages the model calls received (each text once, in order);
+  None when no chat span recorded its input messages (content not captured);
+* ``model_calls``: one :class:`~tracing.records.ModelCall` per chat span, with its usage and
+  times, in start order; None when the trace has no chat span;
+* ``output``: the final answer: the root's ``harness.output`` (what ``harness run`` scored),
+  else smolagents' final-answer tool, else the last model reply that requested no tool, else an
+  agent span's ``gen_ai.output.messages`` (Google ADK's ``invoke_agent``);
+* ``duration`` (the root span's, in seconds), ``service`` (resource ``service.name``),
+  ``agent`` (the outermost span naming an agent, else the root's agent name), ``root_name``,
+  ``root_attributes``, ``resource``; ``not_captured`` (indices of calls recorded without their
+  arguments); ``unread`` (parts of spans the reader could not interpret, per reason).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tracing.conventions import GENAI, GENAI_OUTPUT_MESSAGES, CallSpanKind, classify
+from tracing.joining import read_calls
+from tracing.otel.messages import called_model, final_text, model_call, user_texts
+from tracing.otel.producers import agent_name_of, is_answer_tool
+from tracing.records import ModelCall, ToolCall
+from tracing.span_reading import conversation_of, root_agent_name
+from tracing.span_view import SpanView
+
+if TYPE_CHECKING:
+    from tracing.otlp_reader import OtlpTrace
+
+__all__ = ["AgentMark", "TraceRun", "read_run", "trace_run"]
+
+OUTPUT_ATTRIBUTE = "harness.output"
+"""The root-span attribute ``harness run`` writes its scored answer to (harness/run_output.py)."""
+SERVICE_NAME = "service.name"
+
+AgentMark = tuple[int, str]
+"""(start time in ns, agent name) of a span naming an agent, kept by the readers."""
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRun:
+    """One trace as a run: what rules and policy selection look at (module docstring)."""
+
+    trace_id: str
+    calls: tuple[ToolCall, ...]
+    user_inputs: tuple[str, ...] | None = None
+    model_calls: tuple[ModelCall, ...] | None = None
+    output: Any = None
+    output_captured: bool = False
+    duration: float | None = None
+    started_at: int | None = None
+    ended_at: int | None = None
+    service: str | None = None
+    agent: str | None = None
+    root_name: str | None = None
+    root_attributes: Mapping[str, Any] = field(default_factory=dict)
+    resource: Mapping[str, Any] = field(default_factory=dict)
+    conversation: str | None = None
+    not_captured: frozenset[int] = frozenset()
+    unread: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def tool_names(self) -> frozenset[str]:
+        """The names of the tools its calls named."""
+        return frozenset(call.name for call in self.calls)
+
+
+def trace_run(trace: OtlpTrace) -> TraceRun:
+    """The run of a trace the OTLP JSON reader handed out."""
+    return read_run(
+        trace.trace_id,
+        trace.spans,
+        trace.parents,
+        trace.root,
+        kinds=trace.span_kinds,
+        resource=trace.resource,
+        agents=trace.agents,
+    )
+
+
+def read_run(
+    trace_id: str,
+    spans: Sequence[SpanView],
+    parents: Mapping[str, str | None],
+    root: SpanView | None,
+    *,
+    kinds: Sequence[CallSpanKind | None] | None = None,
+    resource: Mapping[str, Any] | None = None,
+    agents: Iterable[AgentMark] = (),
+    calls: Sequence[ToolCall] | None = None,
+) -> TraceRun:
+    """The run of one trace: ``spans`` its tool, chat and other kept spans (not its root),
+    ``parents`` the parent links of the rest; ``calls`` when already joined (a conversation's,
+    by :class:`~tracing.exporter.ToolCallSpanExporter`)."""
+    if kinds is None:
+        kinds = [classify(span.attributes) for span in spans]
+    every = list(spans)
+    every_kinds = list(kinds)
+    if root is not None:
+        every.append(root)
+        every_kinds.append(classify(root.attributes))
+    read, unread = read_calls(every, every_kinds, parents)
+    found = tuple(read if calls is None else calls)
+    chats = sorted(
+        (
+            (span, kind[1])
+            for span, kind in zip(every, every_kinds, strict=True)
+            if kind is not None and kind[0] == "chat" and called_model(span, kind[1])
+        ),
+        key=lambda item: (item[0].start_ns, item[0].end_ns),
+    )
+    output, captured = _output(root, every, every_kinds, chats)
+    resource = resource or _EMPTY
+    service = resource.get(SERVICE_NAME)
+    return TraceRun(
+        trace_id=trace_id,
+        calls=found,
+        user_inputs=_user_inputs(chats),
+        model_calls=tuple(model_call(span, turn) for turn, (span, _) in enumerate(chats))
+        if chats
+        else None,
+        output=output,
+        output_captured=captured,
+        duration=(root.end_ns - root.start_ns) / 1e9
+        if root is not None and root.end_ns and root.start_ns
+        else None,
+        started_at=(root.start_ns or None) if root is not None else None,
+        ended_at=(root.end_ns or None) if root is not None else None,
+        service=service if isinstance(service, str) else None,
+        agent=_agent(agents, every, root),
+        root_name=root.name if root is not None else None,
+        root_attributes=root.attributes if root is not None else _EMPTY,
+        resource=resource,
+        conversation=next(filter(None, map(conversation_of, every)), None),
+        not_captured=_not_captured(found, every, every_kinds),
+        unread=unread,
+    )
+
+
+def _user_inputs(chats: Sequence[tuple[SpanView, Any]]) -> tuple[str, ...] | None:
+    seen: dict[str, None] = {}
+    for span, _ in chats:
+        for text in user_texts(span):
+            seen.setdefault(text, None)
+    if not seen and not any(_has_input(span) for span, _ in chats):
+        return None
+    return tuple(seen)
+
+
+def _has_input(span: SpanView) -> bool:
+    return "gen_ai.input.messages" in span.attributes or any(
+        key.startswith(("llm.input_messages.", "gen_ai.prompt.")) for key in span.attributes
+    )
+
+
+def _output(
+    root: SpanView | None,
+    spans: Sequence[SpanView],
+    kinds: Sequence[CallSpanKind | None],
+    chats: Sequence[tuple[SpanView, Any]],
+) -> tuple[Any, bool]:
+    """(the final answer, whether the trace carries one): see the module docstring."""
+    if root is not None and isinstance(raw := root.attributes.get(OUTPUT_ATTRIBUTE), str):
+        try:
+            return json.loads(raw), True
+        except ValueError:
+            return raw, True
+    for span, kind in zip(spans, kinds, strict=True):
+        if kind is not None and kind[0] == "tool":
+            name = span.attributes.get("tool.name")
+            if isinstance(name, str) and is_answer_tool(name, span.name):
+                return span.attributes.get("output.value"), True
+    for span, convention in reversed(chats):
+        text = final_text(span, convention)
+        if text is not None:
+            return text, True
+        if GENAI_OUTPUT_MESSAGES in span.attributes or "llm.output_messages.0.message.role" in (
+            span.attributes
+        ):
+            return None, True  # the last turn still asked for tools: no answer yet
+    for span in sorted(spans, key=lambda s: s.end_ns, reverse=True):
+        if agent_name_of(span.attributes) and GENAI_OUTPUT_MESSAGES in span.attributes:
+            text = final_text(span, GENAI)
+            if text is not None:
+                return text, True
+    return None, False
+
+
+def _agent(
+    agents: Iterable[AgentMark], spans: Sequence[SpanView], root: SpanView | None
+) -> str | None:
+    marks = list(agents)
+    marks.extend(
+        (span.start_ns, name) for span in spans if (name := agent_name_of(span.attributes))
+    )
+    if marks:
+        return min(marks)[1]
+    return root_agent_name(root) if root is not None else None
+
+
+def _not_captured(
+    calls: Sequence[ToolCall], spans: Sequence[SpanView], kinds: Sequence[CallSpanKind | None]
+) -> frozenset[int]:
+    """The calls without arguments whose tool span carries none of its convention's argument
+    keys: recorded without content, so ``{}`` is not what the model sent."""
+    lacking: list[int] = []
+    views: dict[str, tuple[SpanView, CallSpanKind]] | None = None
+    for index, call in enumerate(calls):
+        if call.args or call.run_id is None or call.source != "otel":
+            continue
+        if views is None:
+            views = {
+                s.span_id: (s, k)
+                for s, k in zip(spans, kinds, strict=True)
+                if k is not None and k[0] == "tool"
+            }
+        found = views.get(call.run_id)
+        if found is None:
+            continue
+        convention = found[1][1]
+        keys = (convention.arguments, *convention.more_arguments)
+        if not any(key in found[0].attributes for key in keys):
+            lacking.append(index)
+    return frozenset(lacking)

@@ -48,6 +48,8 @@ class RulePatternSpec:
     path: str
     line: int | None
     arg_paths: tuple[str, ...] = ()
+    arg_paths_at: str = ""
+    """Where ``arg_paths`` are written (``...grounded.args``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -135,7 +135,8 @@ def _patterns(item: Mapping[str, Any], where: PathKey, out: Collector) -> list[R
             name, args = pattern, {}
         else:
             name, args = pattern["name"], pattern.get("args") or {}
-        specs.append(RulePatternSpec(name, args, render_path(loc), out.line_of(loc), paths))
+        at = render_path((*loc[:-1], "args")) if paths else ""
+        specs.append(RulePatternSpec(name, args, render_path(loc), out.line_of(loc), paths, at))
     return specs
 
 

@@ -1,7 +1,7 @@
 """Model calls as the recorder keeps them: one :class:`~tracing.records.ModelCall` per model run
 that ended, in start order, with the token usage the provider reported.
 
-Usage is read where LangChain puts it (docs/capture.md, "Model calls"): the reply's
+Usage is read where LangChain puts it (docs/capture.md, "What it records"): the reply's
 ``usage_metadata`` (``input_tokens``, ``output_tokens``, ``total_tokens``), else the result's
 ``llm_output["token_usage"]`` (or ``["usage"]``; OpenAI's ``prompt_tokens`` /
 ``completion_tokens`` names too), which older integrations and completion models fill. A figure

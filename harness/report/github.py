@@ -11,6 +11,9 @@ message ``%``, ``\\r`` and ``\\n`` become ``%25``, ``%0D``, ``%0A``; in a proper
 and ``,`` become ``%3A`` and ``%2C``. File paths are made relative to ``GITHUB_WORKSPACE`` (the
 checkout), where GitHub resolves them.
 
+A failed ``severity: warn`` rule is a ``::warning`` at the scenario's line, whatever the
+scenario's status (it never fails the run); annotations of both kinds share the limit below.
+
 On close, the Markdown summary (:mod:`harness.report.markdown`) is appended to the file
 ``$GITHUB_STEP_SUMMARY`` names, when it names one. GitHub shows at most 10 error annotations
 per step and 50 per job: past :data:`MAX_ANNOTATIONS` one ``::notice`` says how many more.

@@ -201,9 +201,9 @@ def _replace(model: dict[str, Any], field: str, replacement: dict[str, Any]) -> 
 def _call_pattern(same: bool = False) -> dict[str, Any]:
     """A rule's call pattern: a tool name or glob, or ``{name, args}`` (``same``: its args may
     hold ``{$same: <arg>}``, as ``before.first``'s)."""
-    value = _ref("Pattern")
+    value: dict[str, Any] = _ref("Pattern")
     if same:
-        same_ref = {
+        same_ref: dict[str, Any] = {
             "type": "object",
             "properties": {
                 "$same": {

@@ -179,3 +179,18 @@ def test_usage_reported_only_in_llm_output_and_no_usage_at_all(
     expected = [(41, 7, 48, 0, "legacy-1"), (None, None, None, 0, "legacy-1")]
     assert figures(recorder.model_calls()) == expected
     assert _usage_on_chat_spans(exporter) == [(41, 7), (None, None)]
+
+
+def test_a_sample_from_the_recorder_carries_the_model_calls_to_rules() -> None:
+    from harness import Sample
+    from harness.rules import Trajectory, evaluate_rules, load_rules
+
+    recorder = ToolCallRecorder()
+    run_orders(recorder, "What are my orders? I'm ada@example.com")
+    sample = Sample.from_recorder(recorder, input="What are my orders?", metadata={"k": 1})
+    trajectory = Trajectory.from_sample(sample)
+    assert trajectory.model_calls == tuple(recorder.model_calls())
+    assert sample.metadata["k"] == 1
+    rules = load_rules([{"name": "tokens", "budget": {"total_tokens": 1000, "model_calls": 3}}])
+    [result] = evaluate_rules(rules, trajectory)
+    assert (result.passed, result.reason) == (False, "over budget: total_tokens 1,162 > 1,000")

@@ -134,6 +134,21 @@ def test_shipped_suites_are_there() -> None:
     assert len(SHIPPED) >= 3
 
 
+def test_the_rules_suite_loads_as_it_is() -> None:
+    """Unmutated, the suite with rules loads: the fuzz starts from rules that compile."""
+    [suite] = load_paths([SOURCES[-1]])
+    refund, turns = suite.scenarios
+    assert [rule.name for rule in refund.rules] == [
+        "grounded ids",
+        "lookup first",
+        "read and refund only",
+        "one refund",
+        "no loops",
+        "no cancels",
+    ]
+    assert [rule.name for rule in turns.turns[0].rules] == ["lookups only"]
+
+
 @settings(
     max_examples=EXAMPLES,
     deadline=timedelta(seconds=5),  # a load takes milliseconds; 5 s leaves room for busy CI

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
@@ -42,10 +43,11 @@ from langchain_core.tracers.context import register_configure_hook
 from harness.errors import ScenarioRunError
 from harness.isolation import in_thread
 from harness.metrics.base import Score
-from harness.result import CheckResult, RunResult
+from harness.result import RunResult
+from harness.rules.trajectory import DURATION_KEY, MODEL_CALLS_KEY, USER_INPUTS_KEY, user_texts
 from harness.sample import Sample
 from harness.scenarios.model import Scenario, Turn
-from harness.scoring import scoped_score, score_sample
+from harness.scoring import all_passed, scoped_score, score_sample
 from tracing.callback import ToolCallRecorder
 from tracing.capture import capture_tool_calls
 from tracing.final_answer import final_answer, structured_call_ids, without_structured_calls
@@ -127,6 +129,8 @@ class TurnOutcome:
     """The interrupt payloads when the turn ended paused (empty: it finished)."""
     run_ids: tuple[str, ...] = ()
     """The recorder's top-level runs started in this turn (conversations only)."""
+    duration: float | None = None
+    """Seconds the turn took."""
 
 
 def run_config(scenario: Scenario, agent: Any, callbacks: Sequence[Any]) -> RunnableConfig:
@@ -218,9 +222,12 @@ async def converse(
     for turn in _plan(scenario):
         payload = _payload(scenario, turn, done)
         before = set(recorder.calls_by_run()) if track else set()
+        start = time.perf_counter()
         state = await invoke(agent, payload, config, extra)
+        took = time.perf_counter() - start
         runs = tuple(run for run in recorder.calls_by_run() if run not in before) if track else ()
-        done.append(TurnOutcome(turn.index, state, final_answer(state), interrupts_of(state), runs))
+        answer = final_answer(state)
+        done.append(TurnOutcome(turn.index, state, answer, interrupts_of(state), runs, took))
 
 
 def record_sample(
@@ -231,12 +238,22 @@ def record_sample(
     index: int,
     failed: bool,
     trace_id: str | None,
+    duration: float | None = None,
 ) -> Sample:
-    """The run's sample: every recorded call but structured-output bookkeeping, the answer."""
+    """The run's sample: every recorded call but structured-output bookkeeping, the answer,
+    and what rules read besides (harness.rules.trajectory): the model calls, every user
+    message (a resume value too: the user gave it), the run's ``duration`` in seconds."""
     output = None if failed or not done else done[-1].output
     if output is None:
         output = recorder.last_output()
-    metadata: dict[str, Any] = {"scenario": scenario.id, "run": index}
+    metadata: dict[str, Any] = {
+        "scenario": scenario.id,
+        "run": index,
+        MODEL_CALLS_KEY: recorder.model_calls(),
+        USER_INPUTS_KEY: [text for turn in _plan(scenario) for text in _user_texts(turn)],
+    }
+    if duration is not None:
+        metadata[DURATION_KEY] = duration
     if scenario.turns:
         metadata["turns"] = [
             {"turn": outcome.index, "paused": list(outcome.paused)} for outcome in done
@@ -249,6 +266,11 @@ def record_sample(
         metadata=metadata,
         trace_id=trace_id,
     )
+
+
+def _user_texts(turn: Turn) -> list[str]:
+    """The user's text in a turn: its message(s), or the value it resumes the graph with."""
+    return list(user_texts(turn.resume if turn.is_resume else turn.input))
 
 
 def _structured_ids(done: Sequence[TurnOutcome]) -> frozenset[str]:
@@ -287,7 +309,7 @@ def _nothing_seen(run: RunResult) -> RunResult:
             scores = (*run.scores[:position], noted, *run.scores[position + 1 :])
             return replace(run, scores=scores)
     for position, check in enumerate(run.checks):
-        if not check.passed:
+        if check.fails_run:
             noted_check = replace(check, reason=f"{NOTHING_SEEN}; {check.reason}")
             checks = (*run.checks[:position], noted_check, *run.checks[position + 1 :])
             return replace(run, checks=checks)
@@ -299,6 +321,13 @@ def _with_turn_scores(
 ) -> RunResult:
     by_run = recorder.calls_by_run()
     ids = _structured_ids(done)
+    # where each top-level run's calls start among the run's (a turn's check names its calls
+    # by their place in the whole run, as the reports' call table does)
+    offsets: dict[str, int] = {}
+    position = 0
+    for run_id, calls in by_run.items():
+        offsets[run_id] = position
+        position += len(without_structured_calls(calls, ids))
     scores = list(run.scores)
     checks = list(run.checks)
     for outcome in done:
@@ -306,23 +335,37 @@ def _with_turn_scores(
         if not turn.has_expect:
             continue
         calls = [call for run_id in outcome.run_ids for call in by_run.get(run_id, ())]
+        metadata: dict[str, Any] = {
+            "scenario": scenario.id,
+            "run": run.index,
+            "turn": turn.index,
+            MODEL_CALLS_KEY: [m for r in outcome.run_ids for m in recorder.model_calls(r)],
+            USER_INPUTS_KEY: _user_texts(turn),
+        }
+        if outcome.duration is not None:
+            metadata[DURATION_KEY] = outcome.duration
         sample = Sample(
             input=turn.input_text,
             tool_calls=without_structured_calls(calls, ids),
             expected_tool_calls=list(turn.expected),
             output=outcome.output,
-            metadata={"scenario": scenario.id, "run": run.index, "turn": turn.index},
+            metadata=metadata,
         )
         scored = score_sample(_turn_scenario(scenario, turn), sample, index=run.index)
         if scored.error is not None:
             return replace(run, passed=False, error=scored.error)
         tag = f"turn{turn.index + 1}"
         scores.extend(scoped_score(score, tag) for score in scored.scores)
+        start = offsets.get(outcome.run_ids[0], 0) if outcome.run_ids else 0
         checks.extend(
-            CheckResult(check.name, check.passed, f"{tag}: {check.reason}", check.code, ())
+            replace(
+                check,
+                reason=f"{tag}: {check.reason}",
+                calls=tuple(start + i for i in check.calls),
+            )
             for check in scored.checks
         )
-    passed = all(score.passed for score in scores) and all(check.passed for check in checks)
+    passed = all_passed(tuple(scores), tuple(checks))
     return replace(run, passed=passed, scores=tuple(scores), checks=tuple(checks))
 
 
@@ -340,6 +383,8 @@ def _turn_scenario(scenario: Scenario, turn: Turn) -> Scenario:
         metrics=turn.metrics,
         agent_blocks=turn.agent_blocks,
         turns=(),
+        rules=turn.rules,
+        rule_specs=turn.rule_specs,
     )
 
 

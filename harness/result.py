@@ -21,10 +21,13 @@ from tracing.frozen import quick_init
 from tracing.records import ToolCall
 
 __all__ = [
+    "RULE_ERROR_CODES",
     "STATUSES",
     "CheckCode",
+    "CheckKind",
     "CheckName",
     "CheckResult",
+    "CheckSeverity",
     "ErrorInfo",
     "ErrorPhase",
     "ResultSample",
@@ -41,9 +44,16 @@ Status = Literal["passed", "failed", "error", "xfailed", "xpassed"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "xfailed", "xpassed")
 
 CheckName = Literal["forbid", "no_errors", "output"]
+"""The scenario's own checks; a rule's check is named ``rule:<name>``."""
 CheckCode = Literal["unexpected_call", "tool_error", "wrong_output"]
 """``unexpected_call``: a forbidden tool was called; ``tool_error``: an executed call failed;
-``wrong_output``: the final answer did not match."""
+``wrong_output``: the final answer did not match. A rule's check has a rule code
+(``harness.rules.RuleCode``)."""
+CheckKind = Literal["check", "rule"]
+CheckSeverity = Literal["error", "warn"]
+"""``warn``: a failed check is reported (``passed: false``) but never fails the run."""
+RULE_ERROR_CODES = frozenset(("unevaluable", "rule_error"))
+"""Codes of a rule that gave no verdict: the run's error (``warn``: a warning), not a fail."""
 
 ErrorPhase = Literal["factory", "run", "timeout", "scoring", "match"]
 """``match``: ``harness eval-traces`` found no scenario for a recorded trace."""
@@ -52,14 +62,28 @@ ErrorPhase = Literal["factory", "run", "timeout", "scoring", "match"]
 @quick_init
 @dataclass(frozen=True, slots=True)
 class CheckResult:
-    """The verdict of a ``forbid``, ``no_errors`` or ``output`` check on one run."""
+    """The verdict of a ``forbid``, ``no_errors`` or ``output`` check, or of a rule, on one run."""
 
-    name: CheckName
+    name: str
+    """A :data:`CheckName`, or ``rule:<name>`` for a rule."""
     passed: bool
     reason: str
-    code: CheckCode | None = None
+    code: str | None = None
+    """A :data:`CheckCode`, or a rule's code; None when it passed."""
     calls: tuple[int, ...] = ()
     """Indices (into the run's recorded calls) of the calls that broke the check."""
+    kind: CheckKind = "check"
+    severity: CheckSeverity = "error"
+
+    @property
+    def fails_run(self) -> bool:
+        """Does this check fail the run (failed, and not a warning)?"""
+        return not self.passed and self.severity == "error"
+
+    @property
+    def warned(self) -> bool:
+        """A ``warn`` check that did not pass: reported, never failing the run."""
+        return not self.passed and self.severity == "warn"
 
 
 @quick_init
@@ -111,7 +135,8 @@ class RunResult:
         return self.sample.output if self.sample is not None else None
 
     def reasons(self) -> list[str]:
-        """One line per failing score or check, or the error."""
+        """One line per failing score or check, or the error (warnings are not reasons; a
+        rule that gave no verdict is said by the error it made)."""
         out: list[str] = []
         if self.error is not None:
             out.append(f"error ({self.error.phase}): {self.error.summary()}")
@@ -119,9 +144,18 @@ class RunResult:
             if not score.passed:
                 out.append(score_line(score))
         for check in self.checks:
-            if not check.passed:
+            if not check.fails_run:
+                continue
+            if check.kind == "check":
                 out.append(check.reason)
+            elif check.code not in RULE_ERROR_CODES or self.error is None:
+                out.append(f"{check.name}: {check.reason}")
         return out
+
+    @property
+    def warnings(self) -> tuple[CheckResult, ...]:
+        """The ``warn`` checks that did not pass."""
+        return tuple(check for check in self.checks if check.warned)
 
 
 def score_line(score: Score) -> str:
@@ -217,6 +251,9 @@ class SuiteResult:
     """Results counted in ``counts`` but not kept in ``scenarios``, per status: ``harness
     eval-traces`` streams every result to the JSON and JUnit writers and keeps a bounded
     sample (see :class:`ResultSample`). Empty for ``harness run``, which keeps everything."""
+    rule_warnings: int = field(default=0, init=False)
+    """``warn`` rules that did not pass, once per scenario and rule, over the kept
+    ``scenarios`` (reported, never failing the run)."""
 
     def __post_init__(self) -> None:
         tally = dict.fromkeys(STATUSES, 0)
@@ -229,6 +266,13 @@ class SuiteResult:
                 )
             tally[status] += count
         object.__setattr__(self, "counts", tally)
+        warned = {
+            (id(scenario), check.name)
+            for scenario in self.scenarios
+            for run in scenario.runs
+            for check in run.warnings
+        }
+        object.__setattr__(self, "rule_warnings", len(warned))
 
     @property
     def total(self) -> int:
@@ -257,6 +301,8 @@ class SuiteResult:
             parts.append(f"{self.not_run} not run")
         if not parts:
             parts.append("no scenarios ran")
+        if self.rule_warnings:
+            parts.append(f"{self.rule_warnings} warning{'s' if self.rule_warnings > 1 else ''}")
         text = ", ".join(parts) + f" in {self.duration:.2f}s"
         return text + (" (interrupted)" if self.interrupted else "")
 

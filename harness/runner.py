@@ -330,7 +330,13 @@ class Runner:
         duration = time.perf_counter() - start
         # what was captured before a crash or timeout is kept: it is often the explanation
         sample = record_sample(
-            scenario, recorder, turns, index=index, failed=error is not None, trace_id=trace_id
+            scenario,
+            recorder,
+            turns,
+            index=index,
+            failed=error is not None,
+            trace_id=trace_id,
+            duration=duration,
         )
         if error is not None:
             paused = turns[-1].paused if turns else ()

@@ -130,8 +130,18 @@ class Sample:
         expected_tool_calls: Iterable[ExpectationLike] | None = None,
         **kwargs: Any,
     ) -> Sample:
-        """Take the calls a ToolCallRecorder saw, in request order."""
-        return cls(tool_calls=recorder.calls(), expected_tool_calls=expected_tool_calls, **kwargs)
+        """Take the calls a ToolCallRecorder saw, in request order, and its model calls (under
+        ``metadata["model_calls"]``, where rules read them: ``harness.rules.Trajectory``)."""
+        from harness.rules.trajectory import MODEL_CALLS_KEY
+
+        metadata = dict(kwargs.pop("metadata", None) or {})
+        metadata.setdefault(MODEL_CALLS_KEY, recorder.model_calls())
+        return cls(
+            tool_calls=recorder.calls(),
+            expected_tool_calls=expected_tool_calls,
+            metadata=metadata,
+            **kwargs,
+        )
 
 
 def _message_role(message: Any) -> str | None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
+from harness.rules.schema import KINDS, RuleSpec
 from harness.scenarios.schema import ScenarioSpec, SuiteSpec
 
 __all__ = ["DIALECT", "MATCHER_DESCRIPTIONS", "scenario_schema", "schema_json"]
@@ -197,10 +198,89 @@ def _replace(model: dict[str, Any], field: str, replacement: dict[str, Any]) -> 
     model["properties"][field] = {**kept, **replacement}
 
 
+def _call_pattern(same: bool = False) -> dict[str, Any]:
+    """A rule's call pattern: a tool name or glob, or ``{name, args}`` (``same``: its args may
+    hold ``{$same: <arg>}``, as ``before.first``'s)."""
+    value: dict[str, Any] = _ref("Pattern")
+    if same:
+        same_ref: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                "$same": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Equal to this argument (a name or dot path) of the "
+                    "'then' call.",
+                }
+            },
+            "required": ["$same"],
+            "additionalProperties": False,
+        }
+        value = {"anyOf": [same_ref, value]}
+    return {
+        "anyOf": [
+            {"type": "string", "minLength": 1, "description": "A tool name, or a glob: * ? [abc]."},
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "minLength": 1},
+                    "args": {
+                        "anyOf": [
+                            {"type": "object", "additionalProperties": value},
+                            {"type": "null"},
+                        ]
+                    },
+                },
+                "required": ["name"],
+                "additionalProperties": False,
+            },
+        ]
+    }
+
+
+def _rule_defs(defs: dict[str, Any]) -> None:
+    """``rules:`` items: call patterns in every form the loader takes, exactly one kind."""
+    defs.pop("CallPatternSpec", None)
+    for model, field in (
+        ("BeforeSpec", "then"),
+        ("GroundedSpec", "tool"),
+        ("MaxCallsSpec", "tool"),
+    ):
+        _replace(defs[model], field, _call_pattern())
+    _replace(defs["BeforeSpec"], "first", _call_pattern(same=True))
+    _replace(
+        defs["GroundedSpec"],
+        "args",
+        {
+            "anyOf": [
+                {"type": "string"},
+                {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            ]
+        },
+    )
+    rule = defs["RuleSpec"]
+    kinds: dict[str, dict[str, Any]] = {
+        "forbid": _call_pattern(),
+        "allow": {"type": "array", "items": _call_pattern(), "minItems": 1},
+        "before": _ref("BeforeSpec"),
+        "grounded": _ref("GroundedSpec"),
+        "max_calls": _ref("MaxCallsSpec"),
+        "max_repeats": {"type": "integer", "minimum": 1},
+        "budget": {**_ref("BudgetSpec")},
+    }
+    for kind, shape in kinds.items():
+        _replace(rule, kind, shape)
+    defs["BudgetSpec"]["minProperties"] = 1
+    rule["oneOf"] = [{"required": [kind]} for kind in KINDS]  # exactly one kind
+    rules = {"anyOf": [{"type": "array", "items": _ref("RuleSpec")}, {"type": "null"}]}
+    for model in ("ExpectSpec", "DefaultsSpec"):
+        _replace(defs[model], "rules", rules)
+
+
 def scenario_schema() -> dict[str, Any]:
     """The schema of one scenario file, as a JSON-ready mapping."""
     _, generated = models_json_schema(
-        [(SuiteSpec, "validation"), (ScenarioSpec, "validation")],
+        [(SuiteSpec, "validation"), (ScenarioSpec, "validation"), (RuleSpec, "validation")],
         ref_template="#/$defs/{model}",
     )
     defs: dict[str, Any] = dict(generated["$defs"])
@@ -237,6 +317,7 @@ def scenario_schema() -> dict[str, Any]:
             ]
         },
     )
+    _rule_defs(defs)
     defs["Metrics"] = _metrics_def()
     defs["Model"] = _model_def()
     defs.update(_pattern_defs())

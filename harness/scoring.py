@@ -21,7 +21,16 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.expectation import agent_matches
 from harness.metrics.base import Score
-from harness.result import CheckResult, ErrorInfo, ErrorPhase, RunResult, ScenarioResult, Status
+from harness.result import (
+    RULE_ERROR_CODES,
+    CheckResult,
+    ErrorInfo,
+    ErrorPhase,
+    RunResult,
+    ScenarioResult,
+    Status,
+)
+from harness.rules import Rule, RuleResult
 from harness.sample import Sample
 from harness.scenarios import Scenario
 from harness.scenarios.model import AgentBlock
@@ -34,6 +43,11 @@ CONTENT_NOT_CAPTURED = "ContentNotCaptured"
 NOT_CAPTURED = "not_captured"
 """Sample metadata key set by ``harness eval-traces``: what the trace did not capture, as
 ``{"calls": [indices of calls without arguments], "output": True when there is no answer}``."""
+
+RULE_UNEVALUABLE = "RuleUnevaluable"
+RULE_RAISED = "RuleError"
+"""``ErrorInfo.type`` of a run whose rule gave no verdict: it could not be decided on what was
+recorded (``unevaluable``), or it raised (``rule_error``)."""
 
 CAPTURE_HINT = (
     "record it with content: `harness run --trace-file FILE` keeps content unless "
@@ -137,20 +151,31 @@ def scored_run(
         return RunResult(index, False, sample, error=judged, duration=duration, trace_id=trace_id)
     scores, checks = judged
     passed = all_passed(scores, checks)
-    run = RunResult(index, passed, sample, scores, checks, None, duration, trace_id)
+    error = None if passed else rule_error(checks)
+    run = RunResult(index, passed, sample, scores, checks, error, duration, trace_id)
     return run if passed else _unjudged(scenario, run) or run
 
 
 def all_passed(scores: tuple[Score, ...], checks: tuple[CheckResult, ...]) -> bool:
-    """Did every score and every check pass?"""
+    """Did every score and every check pass (a failed ``warn`` check does not count)?"""
     # Plain loops: all() over a generator costs more than these few comparisons.
     for score in scores:
         if not score.passed:
             return False
     for check in checks:  # noqa: SIM110
-        if not check.passed:
+        if not check.passed and check.severity == "error":
             return False
     return True
+
+
+def rule_error(checks: Sequence[CheckResult]) -> ErrorInfo | None:
+    """The run's error when a rule of severity ``error`` gave no verdict (docs/metrics.md,
+    "Rules in scenario files"): never a pass, and not a failure either."""
+    for check in checks:
+        if check.kind == "rule" and check.severity == "error" and check.code in RULE_ERROR_CODES:
+            kind = RULE_UNEVALUABLE if check.code == "unevaluable" else RULE_RAISED
+            return ErrorInfo(kind, f"{check.name}: {check.reason}", "", "scoring", True)
+    return None
 
 
 def agent_scores(block: AgentBlock, sample: Sample) -> tuple[Score, ...]:
@@ -204,7 +229,8 @@ def error_info(exc: BaseException, phase: ErrorPhase, timeout: float, what: str 
 
 
 def run_checks(scenario: Scenario, sample: Sample) -> tuple[CheckResult, ...]:
-    """The scenario's own checks (forbid, no_errors, output) on one run's sample."""
+    """The scenario's own checks (forbid, no_errors, output), then its rules, on one run's
+    sample."""
     calls = sample.tool_calls or []
     checks: list[CheckResult] = []
     if scenario.forbid:
@@ -217,7 +243,31 @@ def run_checks(scenario: Scenario, sample: Sample) -> tuple[CheckResult, ...]:
         checks.append(check_no_errors(calls, retries=getattr(scenario, "no_errors_retries", True)))
     if scenario.has_output:
         checks.append(check_output(scenario.output, sample.output))
+    if scenario.rules:
+        checks.extend(rule_checks(scenario.rules, sample))
     return tuple(checks)
+
+
+def rule_checks(rules: Sequence[Rule], sample: Sample) -> list[CheckResult]:
+    """Each rule's result on the sample's trajectory (``harness.rules.Trajectory``), as a
+    check named ``rule:<name>``; SampleError when the sample's metadata is malformed."""
+    from harness.rules import Trajectory, evaluate_rules
+
+    trajectory = Trajectory.from_sample(sample)
+    return [rule_check(result) for result in evaluate_rules(rules, trajectory)]
+
+
+def rule_check(result: RuleResult) -> CheckResult:
+    """A rule's result as the check reports show: ``rule:<name>``, its code, reason, calls."""
+    return CheckResult(
+        f"rule:{result.rule}",
+        result.passed,
+        result.reason,
+        result.code,
+        result.calls,
+        "rule",
+        result.severity,
+    )
 
 
 def check_forbid(
@@ -327,7 +377,8 @@ def verdict(
         status = "failed"
     reasons = _reasons(scenario, runs, repeat, passes, needed, gate_ok)
     if scenario.xfail is not None and not (status == "error" and _unjudged_in(runs)):
-        # a run that cannot be judged is no expected failure either: it stays an error
+        # a run that cannot be judged (content not captured, a rule with no verdict) is no
+        # expected failure either: it stays an error
         status = "xpassed" if status == "passed" else "xfailed"
     # Positional: keyword arguments cost a third more, once per recorded trace.
     return ScenarioResult(
@@ -347,9 +398,13 @@ def verdict(
     )
 
 
+_NO_VERDICT = frozenset((CONTENT_NOT_CAPTURED, RULE_UNEVALUABLE, RULE_RAISED))
+
+
 def _unjudged_in(runs: tuple[RunResult, ...]) -> bool:
-    """Is one of the runs an error because its trace lacks content (:func:`_unjudged`)?"""
-    return any(run.error is not None and run.error.type == CONTENT_NOT_CAPTURED for run in runs)
+    """Is one of the runs an error because it could not be judged: its trace lacks content
+    (:func:`_unjudged`), or a rule gave no verdict (:func:`rule_error`)?"""
+    return any(run.error is not None and run.error.type in _NO_VERDICT for run in runs)
 
 
 def _reasons(

@@ -23,6 +23,10 @@ What it records, and how (the rules are docs/capture.md, "What it records"):
   is ``interrupted``, and so is every call of the latest model turn still waiting when a node
   raises it. A later run of the same thread (``thread_id``) resumes them: its executions join
   the requests of the earlier runs, so a paused-then-resumed call is one call.
+* **Model calls.** Every chat or completion model run that ended is one
+  :class:`~tracing.records.ModelCall` (its token usage, times and model, the final answer's
+  included; a run that raised is none), in start order: :meth:`ToolCallRecorder.model_calls`
+  (usage read as :mod:`tracing.model_calls` says).
 * **Where.** ``node`` is the LangGraph node, ``agent`` the path of graphs the call ran in: the
   top-level graph's name, each subgraph node of the checkpoint namespace, and, for an agent
   used as a tool, that tool's name (``supervisor/research_agent``).
@@ -94,7 +98,9 @@ from tracing.events import (
     tool_scope_prefix,
 )
 from tracing.final_answer import STRUCTURED_RESPONSE_KEY, plain_structure, structured_call_ids
-from tracing.records import RAW_ARGUMENTS_KEY, InvalidToolCall, ToolCall, parse_arguments
+from tracing.genai_attributes import model_name
+from tracing.model_calls import ModelCallLog
+from tracing.records import RAW_ARGUMENTS_KEY, InvalidToolCall, ModelCall, ToolCall, parse_arguments
 
 if TYPE_CHECKING:
     from harness.sample import ExpectationLike, Sample
@@ -180,6 +186,7 @@ class ToolCallRecorder(BaseCallbackHandler):
         self._threads: dict[str, list[CallScope]] = {}
         self._asked: dict[str, list[CallScope]] = {}
         """Call id -> the top-level runs that requested it (pruned when looked up)."""
+        self._models = ModelCallLog()
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -207,6 +214,12 @@ class ToolCallRecorder(BaseCallbackHandler):
                 scope.ordered(calls)
                 grouped[str(scope.root_run_id)] = calls
         return grouped
+
+    def model_calls(self, run_id: UUID | str | None = None) -> list[ModelCall]:
+        """One ModelCall per model call that ended (its token usage, times, model), in start
+        order, the final answer's included; with ``run_id``, only that top-level run's."""
+        with self._lock:
+            return self._models.calls(None if run_id is None else (str(run_id),))
 
     def sample(
         self,
@@ -244,6 +257,7 @@ class ToolCallRecorder(BaseCallbackHandler):
             self._roots.clear()
             self._threads.clear()
             self._asked.clear()
+            self._models.clear()
 
     def turn(self) -> RecorderTurn:
         """``with recorder.turn() as turn:`` — the calls of the runs started in the block."""
@@ -364,8 +378,9 @@ class ToolCallRecorder(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """Register the model run; the tool results in its input can reveal unknown-tool errors."""
+        model = model_name(metadata, kwargs.get("invocation_params"))
         with self._lock:
-            scope = self._open_model_run(run_id, parent_run_id, metadata)
+            scope = self._open_model_run(run_id, parent_run_id, metadata, model)
             if messages:
                 self._absorb_tool_messages(scope, _trailing_tool_messages(messages[0]))
 
@@ -380,15 +395,21 @@ class ToolCallRecorder(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         """Register a completion-model run (it can request no tools, but it is a turn)."""
+        model = model_name(metadata, kwargs.get("invocation_params"))
         with self._lock:
-            self._open_model_run(run_id, parent_run_id, metadata)
+            self._open_model_run(run_id, parent_run_id, metadata, model)
 
     def _open_model_run(
-        self, run_id: UUID, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None
+        self,
+        run_id: UUID,
+        parent_run_id: UUID | None,
+        metadata: Mapping[str, Any] | None,
+        model: str | None,
     ) -> CallScope:
         """Register a chat or completion model run in its scope (caller holds the lock)."""
         scope = self._scope_for(run_id, parent_run_id, metadata)
         self._runs[run_id] = _Run(scope, node_of(metadata), graph_namespace(metadata))
+        self._models.start(run_id, str(scope.root_run_id), model)
         return scope
 
     def on_llm_end(
@@ -399,7 +420,8 @@ class ToolCallRecorder(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        """Record the calls the model requested (then the malformed ones), as one turn."""
+        """Record the calls the model requested (then the malformed ones), as one turn, and
+        the model call with its token usage."""
         reply = reply_message(response)
         requested = reply.tool_calls if reply is not None else ()
         invalid = invalid_requests(reply) if reply is not None else []
@@ -410,6 +432,7 @@ class ToolCallRecorder(BaseCallbackHandler):
             scope = run.scope
             turn = scope.model_turns
             scope.model_turns += 1
+            self._models.end(run_id, response, reply, turn)
             for position, call in enumerate(requested):
                 self._add_requested(scope, call, turn, position, run)
             for position, bad in enumerate(invalid, len(requested)):
@@ -423,9 +446,10 @@ class ToolCallRecorder(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> None:
-        """A failed model run requested nothing: just close it."""
+        """A failed model run requested nothing and made no turn: just close it."""
         with self._lock:
             self._runs.pop(run_id, None)
+            self._models.drop(run_id)
 
     def _add_requested(
         self, scope: CallScope, call: Mapping[str, Any], turn: int, position: int, run: _Run

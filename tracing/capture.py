@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from langchain_core.tracers.context import register_configure_hook
 
 from tracing.callback import ToolCallRecorder
-from tracing.records import ToolCall
+from tracing.records import ModelCall, ToolCall
 
 if TYPE_CHECKING:
     from harness.sample import ExpectationLike, Sample
@@ -150,6 +150,10 @@ class RecorderTurn(_Block["RecorderTurn"]):
         """This turn's calls, in request order."""
         by_run = self._recorder.calls_by_run()
         return [call for run in self.run_ids for call in by_run.get(run, ())]
+
+    def model_calls(self) -> list[ModelCall]:
+        """This turn's model calls (token usage, times), in start order."""
+        return [call for run in self.run_ids for call in self._recorder.model_calls(run)]
 
     def __iter__(self) -> Iterator[ToolCall]:
         """The calls, for ``expect_tools(turn)``."""

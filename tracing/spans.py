@@ -95,6 +95,7 @@ from tracing.genai_attributes import (
     model_name,
     to_json,
 )
+from tracing.model_calls import usage_of
 
 __all__ = ["SpanEmitter"]
 
@@ -424,15 +425,17 @@ class SpanEmitter(BaseCallbackHandler):
         if span is None:
             return
         reply = reply_message(response)
+        # the figures the recorder keeps (tracing.model_calls), so both capture paths agree
+        input_tokens, output_tokens, _ = usage_of(response, reply)
+        if input_tokens is not None:
+            span.set_attribute(INPUT_TOKENS, input_tokens)
+        if output_tokens is not None:
+            span.set_attribute(OUTPUT_TOKENS, output_tokens)
         if reply is not None:
             self._describe_reply(span, reply)
         span.end()
 
     def _describe_reply(self, span: Span, reply: AIMessage) -> None:
-        usage = reply.usage_metadata
-        if usage:
-            span.set_attribute(INPUT_TOKENS, usage["input_tokens"])
-            span.set_attribute(OUTPUT_TOKENS, usage["output_tokens"])
         metadata = reply.response_metadata or {}
         finish = metadata.get("finish_reason")
         if isinstance(finish, str):

@@ -17,7 +17,13 @@ def validate_command(paths: Sequence[str], out: Console, err: Console) -> int:
     suites = load_suites(paths, err)
     if suites is None:
         return EXIT_CONFIG
-    issues = check_tools(suites)
+    found = check_tools(suites)
+    # a warning (a rule's glob that matches no tool) is said, and does not fail validation
+    for warning in (issue for issue in found if issue.warning):
+        err.print(
+            f"warning: {warning}", style="yellow", markup=False, highlight=False, soft_wrap=True
+        )
+    issues = [issue for issue in found if not issue.warning]
     if issues:
         print_issues(issues, err)
         return EXIT_CONFIG

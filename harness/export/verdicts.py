@@ -54,7 +54,10 @@ def record_verdict(span: Span, run: RunResult, scrub: Scrubber) -> None:
             {
                 EVALUATION_NAME: check.name,
                 EVALUATION_SCORE_VALUE: 1.0 if check.passed else 0.0,
-                EVALUATION_SCORE_LABEL: "pass" if check.passed else "fail",
+                # a failed `warn` rule: not a failure of the run (docs/metrics.md, Rules)
+                EVALUATION_SCORE_LABEL: "pass"
+                if check.passed
+                else ("warn" if check.severity == "warn" else "fail"),
                 EVALUATION_EXPLANATION: scrub.text(check.reason),
             },
         )

@@ -33,7 +33,8 @@ from harness.errors import ScriptError as ScriptError  # re-exported: callers im
 from harness.models.wrapping import StreamingTurnChatModel, Turn
 
 TurnSpec = AIMessage | Mapping[str, Any]
-"""One scripted turn: an ``AIMessage`` or ``{"tool_calls": [...], "content": "..."}``."""
+"""One scripted turn: an ``AIMessage`` or ``{"tool_calls": [...], "content": "...", "usage":
+{"input_tokens": N, "output_tokens": N}}`` (usage: the token figures the reply reports)."""
 
 DEFAULT_FINAL_ANSWER = "Done."
 
@@ -79,10 +80,11 @@ def _normalise_turn(turn: Any, position: int) -> AIMessage:
             f"got {type(turn).__name__}",
             where=where,
         )
-    unknown = set(turn) - {"tool_calls", "content"}
+    unknown = set(turn) - {"tool_calls", "content", "usage"}
     if unknown:
         raise ScriptError(
-            f"{where}: unknown keys {sorted(unknown)}; allowed keys are 'tool_calls' and 'content'",
+            f"{where}: unknown keys {sorted(unknown)}; allowed keys are 'tool_calls', 'content' "
+            "and 'usage'",
             where=where,
         )
     raw_calls = turn.get("tool_calls") or []
@@ -99,7 +101,34 @@ def _normalise_turn(turn: Any, position: int) -> AIMessage:
         raise ScriptError(
             f"{where}: 'content' must be a string, got {type(content).__name__}", where=where
         )
-    return AIMessage(content=content, tool_calls=calls)
+    usage = _scripted_usage(turn["usage"], where) if "usage" in turn else None
+    return AIMessage(content=content, tool_calls=calls, usage_metadata=usage)
+
+
+def _scripted_usage(raw: Any, where: str) -> UsageMetadata:
+    """``usage: {input_tokens, output_tokens}`` (``total_tokens`` defaults to their sum)."""
+    keys = ("input_tokens", "output_tokens", "total_tokens")
+    if not isinstance(raw, Mapping) or not {"input_tokens", "output_tokens"} <= set(raw):
+        raise ScriptError(
+            f"{where}: 'usage' must be a mapping with input_tokens and output_tokens "
+            f"(and optionally total_tokens), got {raw!r}",
+            where=where,
+        )
+    unknown = sorted(set(raw) - set(keys), key=str)
+    if unknown:
+        raise ScriptError(
+            f"{where}: unknown usage keys {unknown}; allowed keys are {', '.join(keys)}",
+            where=where,
+        )
+    for key in keys:
+        value = raw.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ScriptError(
+                f"{where}: usage {key} must be an integer >= 0, got {value!r}", where=where
+            )
+    total = raw.get("total_tokens", raw["input_tokens"] + raw["output_tokens"])
+    usage = {"input_tokens": raw["input_tokens"], "output_tokens": raw["output_tokens"]}
+    return cast(UsageMetadata, {**usage, "total_tokens": total})
 
 
 def _fresh_id() -> str:
@@ -188,6 +217,7 @@ class ScriptedChatModel(StreamingTurnChatModel):
     def reply_for(self, messages: Sequence[BaseMessage]) -> AIMessage:
         """The reply this script gives to ``messages`` (pure apart from fresh tool-call ids)."""
         turn = sum(1 for message in messages if isinstance(message, AIMessage))
+        usage: UsageMetadata | None = None
         if turn >= len(self.turns):
             reply = AIMessage(content=self.final_answer)
         else:
@@ -202,7 +232,11 @@ class ScriptedChatModel(StreamingTurnChatModel):
                 for call in scripted.tool_calls
             ]
             reply = AIMessage(content=scripted.content, tool_calls=calls)
-        reply.usage_metadata = _usage(messages, reply)
+            usage = scripted.usage_metadata
+        # the script's figures when it gives them, else deterministic ones (characters / 4)
+        reply.usage_metadata = (
+            cast(UsageMetadata, dict(usage)) if usage else _usage(messages, reply)
+        )
         reply.response_metadata = {"model_name": self.model_name, "finish_reason": _finish(reply)}
         return reply
 

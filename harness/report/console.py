@@ -22,7 +22,7 @@ from rich.text import Text
 
 from harness.redaction import Redactor
 from harness.report.base import ReportFeed, SampleOfViews
-from harness.report.text import failure_text, paused_line, scores_line
+from harness.report.text import failure_text, paused_line, scores_line, warning_lines
 from harness.report.view import ScenarioView, SuiteView, printable
 from harness.result import ResultSample, Status, SuiteResult
 
@@ -263,12 +263,17 @@ def _render(
         if s.shown is not None and s.status not in ("failed", "error")
     ]
     paused = [(scenario, line) for scenario, line in paused if line]
-    if notes or paused:
+    # failed `warn` rules: reported, in yellow, and never failing the run
+    warned = [(s, line) for s in scenarios for line in warning_lines(s)]
+    if notes or paused or warned:
         out.rule("short test summary info", characters="=")
         for scenario in notes:
             _line(out, f"{scenario.status.upper()} {scenario.id} - {scenario.xfail}", scenario)
         for scenario, line in paused:
             _line(out, f"PAUSED {scenario.id} - {line}", scenario)
+        for scenario, line in warned:
+            text = printable(f"WARN {scenario.id} - {line}")
+            out.print(Text(text, style="yellow"), highlight=False, soft_wrap=True)
     for scenario in failures:
         first = scenario.reasons[0] if scenario.reasons else ""
         _line(out, f"{scenario.status.upper()} {scenario.id} - {first}", scenario)

@@ -11,6 +11,9 @@ message ``%``, ``\\r`` and ``\\n`` become ``%25``, ``%0D``, ``%0A``; in a proper
 and ``,`` become ``%3A`` and ``%2C``. File paths are made relative to ``GITHUB_WORKSPACE`` (the
 checkout), where GitHub resolves them.
 
+A failed ``severity: warn`` rule is a ``::warning`` at the scenario's line, whatever the
+scenario's status (it never fails the run); annotations of both kinds share the limit below.
+
 On close, the Markdown summary (:mod:`harness.report.markdown`) is appended to the file
 ``$GITHUB_STEP_SUMMARY`` names, when it names one. GitHub shows at most 10 error annotations
 per step and 50 per job: past :data:`MAX_ANNOTATIONS` one ``::notice`` says how many more.
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import TextIO
 
 from harness.report.markdown import MarkdownSummary
+from harness.report.text import warning_lines
 from harness.report.view import ScenarioView, SuiteView
 
 __all__ = [
@@ -106,25 +110,31 @@ class GithubReporter:
         self.unannotated = 0
 
     def add(self, result: ScenarioView) -> None:
-        """Annotate a failed or errored scenario at its YAML line."""
+        """Annotate a failed or errored scenario at its YAML line (a ``::warning`` for each
+        failed ``warn`` rule)."""
         self._summary.add(result)
+        for line in warning_lines(result):
+            self._annotate("warning", line, result, f"WARN {result.id}")
         if result.status not in ("failed", "error"):
-            return
-        if self.annotated >= MAX_ANNOTATIONS:
-            self.unannotated += 1
             return
         lines = list(result.reasons) or [result.status]
         if result.trace_url:
             lines.append(f"trace: {result.trace_url}")
-        message = "\n".join(lines)
+        self._annotate("error", "\n".join(lines), result, f"{result.status.upper()} {result.id}")
+
+    def _annotate(self, kind: str, message: str, result: ScenarioView, title: str) -> None:
+        """One annotation at the scenario's line, unless :data:`MAX_ANNOTATIONS` were made."""
+        if self.annotated >= MAX_ANNOTATIONS:
+            self.unannotated += 1
+            return
         if len(message) > _MESSAGE_LIMIT:
             message = message[: _MESSAGE_LIMIT - 1] + "…"
         command = annotation(
-            "error",
+            kind,
             message,
             file=_workspace_path(result.file, self.environ),
             line=result.line,
-            title=f"{result.status.upper()} {result.id}",
+            title=title,
         )
         self.stream.write(command + "\n")
         self.stream.flush()
@@ -136,7 +146,7 @@ class GithubReporter:
             self.stream.write(
                 annotation(
                     "notice",
-                    f"{self.unannotated} more failed or errored scenarios not annotated "
+                    f"{self.unannotated} more failures, errors or warnings not annotated "
                     "(see the job summary)",
                 )
                 + "\n"

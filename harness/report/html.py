@@ -38,9 +38,11 @@ from string import Template
 from harness.redaction import Redactor, Scrubber
 from harness.report.base import ReportFeed, SampleOfViews
 from harness.report.files import atomic_output
+from harness.report.text import rule_flag
 from harness.report.view import (
     ArgView,
     CallView,
+    CheckView,
     DiffView,
     ErrorView,
     ExpectationView,
@@ -393,7 +395,7 @@ def _score_chips(run: RunView | None) -> str:
         for score in run.scores
     ]
     chips.extend(
-        f'<span class="mini {"p" if check.passed else "f"}" '
+        f'<span class="mini {_verdict(check)[0]}" '
         f'title="check {_e(check.name)}">{_e(check.name)}</span>'
         for check in run.checks
     )
@@ -510,11 +512,18 @@ def _scores_table(run: RunView) -> str:
     )
 
 
+def _verdict(check: CheckView) -> tuple[str, str]:
+    """(chip class, verdict word) of a check: ``p``/pass, ``f``/fail, ``w``/warn."""
+    if check.passed:
+        return "p", "pass"
+    return ("w", "warn") if check.severity == "warn" else ("f", "fail")
+
+
 def _checks_table(run: RunView) -> str:
-    """The forbid / no_errors / output checks."""
+    """The forbid / no_errors / output checks and the rules (a failed ``warn`` one in yellow)."""
     rows = []
     for check in run.checks:
-        verdict = "pass" if check.passed else "fail"
+        verdict = _verdict(check)[1]
         code = f' <span class="code">{_e(check.code)}</span>' if check.code else ""
         rows.append(
             f'<tr class="{verdict}"><td class="metric">{_e(check.name)}</td>'
@@ -586,6 +595,14 @@ def _match_row(run: RunView, row: MatchRow, agent: str | None = None) -> str:
     ):
         right += f'<div class="callerr">{_e(row.note)}</div>'  # why it paired with nothing
     tags = "".join(f' <span class="code">{_e(tag)}</span>' for tag in row.tags)
+    # the call a failed rule names: its row highlighted (red, or yellow for a `warn` rule)
+    flagged = [run.checks[index] for index in row.rules]
+    tags += "".join(
+        f' <span class="code rule {_verdict(c)[1]}">{_e(rule_flag(c))}</span>' for c in flagged
+    )
+    marked = ""
+    if flagged:
+        marked = " r-rule" if any(not c.warned for c in flagged) else " r-rule-warn"
     verdict = row.verdict
     if verdict == "ok" and row.diffs:
         verdict_html = '<span class="verdict v-warn">match, but see arguments</span>'
@@ -593,7 +610,7 @@ def _match_row(run: RunView, row: MatchRow, agent: str | None = None) -> str:
         verdict_html = f'<span class="verdict v-{verdict}">{_VERDICT_LABEL[verdict]}</span>'
     agent_cell = f'<td class="agent">{_e(agent)}</td>' if agent is not None else ""
     return (
-        f'<tr class="r-{verdict}"><td class="idx">{idx}</td><td>{left}</td>'
+        f'<tr class="r-{verdict}{marked}"><td class="idx">{idx}</td><td>{left}</td>'
         f"<td>{right}</td>{agent_cell}<td>{verdict_html}{tags}</td></tr>"
     )
 

@@ -73,6 +73,7 @@ def head_data(summary: SuiteView) -> dict[str, Any]:
         "ok": summary.ok,
         "counts": dict(summary.counts),
         "summary": summary.summary,
+        "rule_warnings": summary.rule_warnings,
         "warnings": list(summary.warnings),
     }
     if summary.omitted_total:
@@ -133,10 +134,13 @@ def _run_data(run: RunView) -> dict[str, Any]:
         "checks": [
             {
                 "name": check.name,
+                "kind": check.kind,
                 "passed": check.passed,
+                "severity": check.severity,
                 "code": check.code,
                 "reason": check.reason,
                 "calls": list(check.calls),
+                "call_numbers": list(check.call_numbers),
             }
             for check in run.checks
         ],

@@ -28,7 +28,7 @@ from xml.sax.saxutils import escape, quoteattr
 from harness.redaction import Redactor, Scrubber
 from harness.report.base import FeedWriter, write_whole
 from harness.report.files import atomic_output
-from harness.report.text import failure_text, match_table, paused_line
+from harness.report.text import failure_text, match_table, paused_line, warning_lines
 from harness.report.view import ScenarioView, SuiteView, scenario_view
 from harness.result import Status, SuiteResult
 
@@ -261,6 +261,8 @@ def _empty_case_text(scenario: ScenarioView) -> str | None:
     run = scenario.shown
     if run is not None and (run.rows or paused_line(run)):  # match_table is "" without rows
         return None
+    if scenario.warnings:
+        return None
     attributes = _case_attributes(scenario)
     if any(_ESCAPED.search(value) for value in attributes.values()):
         return None
@@ -290,8 +292,11 @@ def _children(scenario: ScenarioView) -> list[_Child]:
         children.append(("skipped", attributes, message))
     run = scenario.shown
     table = match_table(run) if run is not None else ""
-    # a run left paused says on what, whatever its status (a pending approval is news)
-    output = "\n".join(part for part in (table, paused_line(run) if run else "") if part)
+    # a run left paused says on what, whatever its status (a pending approval is news); so
+    # does a failed `warn` rule (JUnit has no warning state: the testcase passes)
+    warnings = "\n".join(f"warning: {line}" for line in warning_lines(scenario))
+    paused = paused_line(run) if run else ""
+    output = "\n".join(part for part in (table, paused, warnings) if part)
     if output:
         children.append(("system-out", {}, _clean(output)))
     return children

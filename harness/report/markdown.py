@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from harness.report.files import atomic_output
-from harness.report.text import call_text, expectation_text, shorten
+from harness.report.text import call_text, expectation_text, rule_flag, shorten, warning_lines
 from harness.report.view import MatchRow, RunView, ScenarioView, SuiteView
 from harness.result import STATUSES
 
@@ -57,10 +57,14 @@ class MarkdownSummary:
         self.failures: list[ScenarioView] = []
         self.expected: list[ScenarioView] = []
         """xfailed and xpassed, listed apart (bounded like the failures)."""
+        self.warned: list[ScenarioView] = []
+        """Results with a failed ``warn`` rule, whatever their status (bounded likewise)."""
         self.more = 0
 
     def add(self, view: ScenarioView) -> None:
-        """Keep ``view`` if it did not pass and there is room."""
+        """Keep ``view`` if it did not pass, or warned, and there is room."""
+        if view.warnings and len(self.warned) < self.limit:
+            self.warned.append(view)
         if view.status in ("xfailed", "xpassed"):
             if len(self.expected) < self.limit:
                 self.expected.append(view)
@@ -75,7 +79,12 @@ class MarkdownSummary:
     def render(self, summary: SuiteView, title: str = "toolcall-harness") -> str:
         """The whole Markdown document."""
         return render_markdown(
-            summary, self.failures, more=self.more, title=title, expected=self.expected
+            summary,
+            self.failures,
+            more=self.more,
+            title=title,
+            expected=self.expected,
+            warned=self.warned,
         )
 
 
@@ -86,16 +95,20 @@ def render_markdown(
     more: int = 0,
     title: str = "toolcall-harness",
     expected: list[ScenarioView] | None = None,
+    warned: list[ScenarioView] | None = None,
 ) -> str:
-    """Counts, the failures table, one collapsible match table per failure, then the xfail
-    outcomes (``expected``) in one collapsed table."""
+    """Counts, the failures table, one collapsible match table per failure, the failed
+    ``warn`` rules (``warned``), then the xfail outcomes (``expected``) in one collapsed
+    table."""
     icon = "✅" if summary.ok and not summary.interrupted else "❌"
     lines = [f"## {icon} {html.escape(title)}: {html.escape(summary.summary)}", ""]
     statuses = [s for s in STATUSES if summary.counts.get(s)]
     header = [*statuses, *(["not run"] if summary.not_run else [])]
+    header += ["warnings"] if summary.rule_warnings else []
     if header:
         counts = [str(summary.counts[s]) for s in statuses]
         counts += [str(summary.not_run)] if summary.not_run else []
+        counts += [str(summary.rule_warnings)] if summary.rule_warnings else []
         lines += [
             "| " + " | ".join(header) + " |",
             "|" + "---:|" * len(header),
@@ -108,6 +121,8 @@ def render_markdown(
             lines += [f"…and {more} more failed or errored, not detailed here.", ""]
         for view in failures:
             lines += _details(view)
+    if warned:
+        lines += _warnings_table(warned)
     if expected:
         lines += _expected_table(expected)
     for warning in summary.warnings:
@@ -131,6 +146,18 @@ def _failure_table(failures: list[ScenarioView]) -> list[str]:
         if linked:
             row += f" {_link(view.trace_url)} |"
         rows.append(row)
+    return [*rows, ""]
+
+
+def _warnings_table(views: list[ScenarioView]) -> list[str]:
+    """Failed ``warn`` rules: reported, never failing the run."""
+    rows = ["| ⚠️ warning | scenario | where | reason |", "|---|---|---|---|"]
+    for view in views:
+        for check in view.warnings:
+            rows.append(
+                f"| {_code(check.name)} | {_code(view.id)} | {_code(view.location)} | "
+                f"{_cell(check.reason, _REASON)} |"
+            )
     return [*rows, ""]
 
 
@@ -171,6 +198,7 @@ def _details(view: ScenarioView) -> list[str]:
         "",
     ]
     lines += [f"- {_cell(reason, 400)}" for reason in view.reasons]
+    lines += [f"- ⚠️ warning: {_cell(line, 400)}" for line in warning_lines(view)]
     if view.trace_url:
         lines.append(f"- trace: {_link(view.trace_url)}")
     lines.append("")
@@ -190,6 +218,7 @@ def _match_table(run: RunView) -> list[str]:
         number = str(row.expected_index + 1) if row.expected_index is not None else "-"
         verdict = _VERDICT[row.verdict]
         notes = _notes(row)
+        notes += [rule_flag(run.checks[index]) for index in row.rules]
         if notes:
             verdict += "<br>" + "<br>".join(_cell(note) for note in notes)
         lines.append(f"| {number} | {_expected(run, row)} | {_actual(run, row)} | {verdict} |")

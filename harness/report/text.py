@@ -15,6 +15,7 @@ from rich.cells import cell_len
 from harness.report.view import (
     ArgView,
     CallView,
+    CheckView,
     ExpectationView,
     MatchRow,
     RunView,
@@ -27,8 +28,10 @@ __all__ = [
     "failure_text",
     "match_table",
     "paused_line",
+    "rule_flag",
     "scores_line",
     "shorten",
+    "warning_lines",
 ]
 
 _CELL = 60
@@ -112,18 +115,30 @@ def _table(run: RunView, rows: Sequence[MatchRow]) -> str:
     indent = " " * (widths[0] + 2)
     for row, cell in zip(rows, cells, strict=True):
         lines.append(_line(cell, widths))
-        lines.extend(f"{indent}  {note}" for note in _row_notes(row))
+        lines.extend(f"{indent}  {note}" for note in _row_notes(run, row))
     return "\n".join(lines)
 
 
-def _row_notes(row: MatchRow) -> list[str]:
-    """Under a row: the expectation's own argument diffs, or an unexpected call's error."""
+def _row_notes(run: RunView, row: MatchRow) -> list[str]:
+    """Under a row: the expectation's own argument diffs, or an unexpected call's error, then
+    the failed rules that name its call (``✗ rule:grounded ids``, ``⚠ rule:x (warn)``)."""
     notes = []
     if row.verdict == "wrong_args":  # a full match's diffs are metrics' extras: not listed here
         notes = [f"{diff.path}: {diff.reason}" for diff in row.diffs if not diff.source]
     if row.note:
         notes.append(row.note)
+    notes.extend(rule_flag(run.checks[index]) for index in row.rules)
     return notes
+
+
+def rule_flag(check: CheckView) -> str:
+    """How a match row names a failed rule of its call: ``✗ rule:x``, ``⚠ rule:x (warn)``."""
+    return f"{check.mark()} {check.name}" + (" (warn)" if check.warned else "")
+
+
+def warning_lines(scenario: ScenarioView) -> list[str]:
+    """``rule:budget: over budget: ...`` for each failed ``warn`` check (not failing the run)."""
+    return [f"{check.name}: {check.reason}" for check in scenario.warnings]
 
 
 def _expected_cell(run: RunView, row: MatchRow) -> str:
@@ -164,6 +179,7 @@ def failure_text(scenario: ScenarioView, *, traceback: bool = True, verbose: boo
     if scenario.xfail:
         parts.append(f"xfail: {scenario.xfail}")
     parts.extend(f"  {reason}" for reason in scenario.reasons)
+    parts.extend(f"  warning: {line}" for line in warning_lines(scenario))
     run = scenario.shown
     if run is not None:
         table = match_table(run)
@@ -205,8 +221,16 @@ class _Valued(_Verdict, Protocol):
     def value(self) -> float: ...
 
 
-def scores_line(scores: Iterable[_Valued], checks: Iterable[_Verdict]) -> str:
-    """``metric 1.00 ✓, metric 0.50 ✗, check ✓`` (names and numbers only: nothing to mask)."""
+class _Check(_Verdict, Protocol):
+    @property
+    def severity(self) -> str: ...
+
+
+def scores_line(scores: Iterable[_Valued], checks: Iterable[_Check]) -> str:
+    """``metric 1.00 ✓, metric 0.50 ✗, check ✓, rule:x ⚠`` (⚠: a ``warn`` rule that failed;
+    names and numbers only: nothing to mask)."""
     items = [f"{s.name} {s.value:.2f} {'✓' if s.passed else '✗'}" for s in scores]
-    items.extend(f"{c.name} {'✓' if c.passed else '✗'}" for c in checks)
+    items.extend(
+        f"{c.name} {'✓' if c.passed else '⚠' if c.severity == 'warn' else '✗'}" for c in checks
+    )
     return ", ".join(items)

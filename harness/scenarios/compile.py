@@ -34,6 +34,7 @@ from harness.scenarios.model import (
     Suite,
     Turn,
 )
+from harness.scenarios.rules import RuleSet, compile_rule_list, scenario_rules, turn_rules
 from harness.scenarios.schema import (
     ConfigSpec,
     DefaultsSpec,
@@ -89,6 +90,8 @@ class FileLoader:
         self.agents: dict[str, AgentRef | None] = {}
         self.runnable = runnable
         """False: only scored (eval-traces), so no agent module is imported and no model built."""
+        self.suite_rules: RuleSet = ((), {})
+        """``defaults.rules``, compiled once per file."""
 
     def load(self) -> Suite | None:
         data = read_yaml(self.path, self.out)
@@ -109,6 +112,7 @@ class FileLoader:
         suite_name = (spec.suite if spec and spec.suite else None) or self.path.stem
         defaults = spec.defaults if spec else DefaultsSpec()
         default_metrics = parse_metrics(defaults.metrics, ("defaults", "metrics"), self.out)
+        self.suite_rules = compile_rule_list(defaults.rules, ("defaults", "rules"), self.out)
         raw_scenarios = data.get("scenarios")
         if not isinstance(raw_scenarios, list):
             return None
@@ -171,6 +175,7 @@ class FileLoader:
         defaults = suite.defaults if suite else DefaultsSpec()
         own_metrics = parse_metrics(spec.metrics, (*loc, "metrics"), self.out)
         expected, expected_specs = self._expectations(spec.expect, loc)
+        rules, rule_specs = scenario_rules(spec.expect, self.suite_rules, loc, self.out)
         output = self._output(spec.expect, loc)
         turns = self._turns(spec, loc, default_metrics)
         if spec.turns is None:
@@ -232,6 +237,8 @@ class FileLoader:
             tags=tuple(dict.fromkeys([*((suite.tags or []) if suite else []), *(spec.tags or [])])),
             agent_reuse=bool(suite and suite.agent_reuse),
             model_config=_model_config(spec, suite),
+            rules=rules,
+            rule_specs=rule_specs,
         )
 
     def _turns(
@@ -283,6 +290,7 @@ class FileLoader:
         if not is_resume and run_input is None:
             return None
         expected, expected_specs = self._expectations(spec.expect, loc)
+        rules, rule_specs = turn_rules(spec.expect, loc, self.out)
         own_metrics = parse_metrics(spec.metrics, (*loc, "metrics"), self.out)
         has_expect = "expect" in spec.model_fields_set or spec.metrics is not None
         metrics = (
@@ -312,6 +320,8 @@ class FileLoader:
             line=self.out.line_of(loc),
             path=render_path(loc),
             agent_blocks=tuple(blocks),
+            rules=rules,
+            rule_specs=rule_specs,
         )
 
     def _expectations(

@@ -23,6 +23,8 @@ class ConfigIssue:
     line: int | None
     path: str
     message: str
+    warning: bool = False
+    """Worth a look, but not an error (``harness validate``: a rule's glob matching no tool)."""
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file

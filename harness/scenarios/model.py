@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.expectation import Expectation
 from harness.metrics.base import Metric
+
+if TYPE_CHECKING:
+    from harness.rules import Rule
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds one run of a scenario may take when neither the file nor the CLI says otherwise."""
@@ -33,6 +36,20 @@ class ExpectedCallSpec:
     args: Mapping[str, Any]
     path: str
     line: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RulePatternSpec:
+    """A rule's call pattern as written (a tool name or glob, raw args) and where, for the
+    tool checks of ``harness validate``; ``arg_paths``: ``grounded``'s argument paths."""
+
+    name: str
+    args: Mapping[str, Any]
+    path: str
+    line: int | None
+    arg_paths: tuple[str, ...] = ()
+    arg_paths_at: str = ""
+    """Where ``arg_paths`` are written (``...grounded.args``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +95,9 @@ class Turn:
     path: str = ""
     agent_blocks: tuple[AgentBlock, ...] = ()
     """This turn's ``expect: {agents: ...}``, each scored on that agent's calls of the turn."""
+    rules: tuple[Rule, ...] = ()
+    """This turn's ``expect: {rules: ...}``, scored on the turn's calls only."""
+    rule_specs: tuple[RulePatternSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -130,6 +150,11 @@ class Scenario:
     model_config: str = ""
     """The model's spec and script as canonical JSON: with :attr:`agent_reuse`, scenarios
     whose factory and ``model_config`` are equal share one agent."""
+    rules: tuple[Rule, ...] = ()
+    """The suite's ``defaults.rules`` (less ``disable_rules``; one of the scenario's with the
+    same name in its place), then the scenario's own ``expect.rules``."""
+    rule_specs: tuple[RulePatternSpec, ...] = ()
+    """The call patterns of :attr:`rules`, as written (each turn has its own)."""
 
     @property
     def id(self) -> str:

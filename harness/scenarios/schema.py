@@ -103,6 +103,16 @@ class ExpectSpec(_Strict):
         description="Per agent (a name, path or glob): the calls expected there and the tools "
         "it must not call.",
     )
+    # checked by harness.rules.load (located errors with the nearest name), not here
+    rules: list[Any] | None = Field(
+        default=None,
+        description="Rules: {name, one of forbid / allow / before / grounded / max_calls / "
+        "max_repeats / budget, severity?}; each reported as check rule:<name>.",
+    )
+    disable_rules: list[str] = Field(
+        default_factory=list,
+        description="Names of the suite's rules (defaults.rules) this scenario switches off.",
+    )
 
     @field_validator("tool_calls", mode="before")
     @classmethod
@@ -173,6 +183,11 @@ class DefaultsSpec(_Strict):
     )
     context: Any = Field(
         default=None, description="Runtime context for every scenario (invoke(context=...))."
+    )
+    rules: list[Any] | None = Field(
+        default=None,
+        description="Rules for every scenario of the file, before each scenario's own (one of "
+        "the same name replaces it; expect.disable_rules switches one off).",
     )
 
 

@@ -9,14 +9,15 @@ tool invokes (an agent used as a tool), at any depth.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from fnmatch import fnmatchcase
 from typing import Any
 
 from pydantic import BaseModel
 
 from harness.scenarios.agents import build_agent_sync
 from harness.scenarios.issues import ConfigIssue, describe_found, suggest
-from harness.scenarios.model import ExpectedCallSpec, Scenario, Suite
+from harness.scenarios.model import ExpectedCallSpec, RulePatternSpec, Scenario, Suite
 
 
 def agent_tools(agent: Any) -> dict[str, Any] | None:
@@ -97,7 +98,9 @@ def check_tools(suites: Iterable[Suite]) -> list[ConfigIssue]:
     """Check each scenario's expectations against its agent's real tools (builds the agents).
 
     Unknown tool (with the nearest name), unknown argument, a literal of the wrong JSON type,
-    and ``forbid`` naming a tool the agent does not have. No model is invoked.
+    and ``forbid`` naming a tool the agent does not have; the same for the rules' call patterns,
+    where a glob that matches no tool is a warning (``ConfigIssue.warning``). No model is
+    invoked.
     """
     issues: list[ConfigIssue] = []
     built: dict[tuple[str, int], dict[str, Any] | None] = {}
@@ -172,6 +175,9 @@ def _scenario_tool_issues(scenario: Scenario, tools: Mapping[str, Any]) -> list[
             )
             continue
         issues.extend(_argument_issues(scenario, spec, tool))
+    rule_specs = [*scenario.rule_specs, *(s for turn in scenario.turns for s in turn.rule_specs)]
+    for rule_spec in rule_specs:
+        issues.extend(_rule_pattern_issues(scenario, rule_spec, tools))
     for name in scenario.forbid:
         if name not in tools:
             hint = suggest(name, names) or f" (tools: {', '.join(names)})"
@@ -184,6 +190,73 @@ def _scenario_tool_issues(scenario: Scenario, tools: Mapping[str, Any]) -> list[
                 )
             )
     return issues
+
+
+def _rule_pattern_issues(
+    scenario: Scenario, spec: RulePatternSpec, tools: Mapping[str, Any]
+) -> list[ConfigIssue]:
+    """A rule's call pattern against the tools: an unknown name (not a glob) or argument is an
+    error, a glob that matches no tool a warning (the rule would never apply)."""
+    names = sorted(tools)
+    if not _GLOB_CHARS.intersection(spec.name):
+        tool = tools.get(spec.name)
+        if tool is None:
+            hint = suggest(spec.name, names) or f" (tools: {', '.join(names)})"
+            message = f"unknown tool '{spec.name}'{hint}"
+            return [ConfigIssue(scenario.file, spec.line, spec.path, message)]
+        call = ExpectedCallSpec(spec.name, spec.args, spec.path, spec.line)
+        return [*_argument_issues(scenario, call, tool), *_path_issues(scenario, spec, [tool])]
+    matched = [tools[name] for name in names if fnmatchcase(name, spec.name)]
+    if not matched:
+        message = f"'{spec.name}' matches no tool of the agent (tools: {', '.join(names)})"
+        return [ConfigIssue(scenario.file, spec.line, spec.path, message, warning=True)]
+    where = [(f"{spec.path}.args.{key}", key) for key in spec.args]
+    issues = _unknown_in_all(scenario, spec, matched, where)
+    return [*issues, *_path_issues(scenario, spec, matched)]
+
+
+def _path_issues(
+    scenario: Scenario, spec: RulePatternSpec, matched: Sequence[Any]
+) -> list[ConfigIssue]:
+    """``grounded``'s argument paths: the first name of each is an argument of the tools."""
+    where = [
+        (f"{spec.arg_paths_at}[{position}]", path.split(".", 1)[0])
+        for position, path in enumerate(spec.arg_paths)
+    ]
+    return _unknown_in_all(scenario, spec, matched, where)
+
+
+def _unknown_in_all(
+    scenario: Scenario,
+    spec: RulePatternSpec,
+    matched: Sequence[Any],
+    where: Sequence[tuple[str, str]],
+) -> list[ConfigIssue]:
+    """An error for each argument no tool of ``matched`` takes (a tool without a schema, or
+    with an open one, takes any)."""
+    known: set[str] = set()
+    for tool in matched:
+        schema = _tool_schema(tool)
+        if schema is None or schema.get("additionalProperties"):
+            return []
+        known.update(schema.get("properties") or {})
+    issues = []
+    for path, key in where:
+        if key in known:
+            continue
+        hint = suggest(key, sorted(known)) or f" (arguments: {', '.join(sorted(known)) or 'none'})"
+        glob = _GLOB_CHARS.intersection(spec.name)
+        shown = f"the tools '{spec.name}' matches" if glob else f"tool '{spec.name}'"
+        issues.append(
+            ConfigIssue(
+                scenario.file, spec.line, path, f"unknown argument '{key}' for {shown}{hint}"
+            )
+        )
+    return issues
+
+
+_GLOB_CHARS = frozenset("*?[")
+"""What makes a rule's tool name a glob (harness.rules.patterns)."""
 
 
 def _argument_issues(scenario: Scenario, spec: ExpectedCallSpec, tool: Any) -> list[ConfigIssue]:

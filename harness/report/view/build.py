@@ -46,6 +46,7 @@ def suite_view(summary: SuiteResult, scrubber: Scrubber) -> SuiteView:
         warnings=tuple(scrubber.text(warning, TEXT_LIMIT) for warning in summary.warnings),
         summary=summary.summary_line(),
         mask=scrubber.redactor.mask,
+        rule_warnings=summary.rule_warnings,
     )
 
 
@@ -334,14 +335,17 @@ def _details_view(details: Details, scrubber: Scrubber) -> Mapping[str, Any]:
 
 def _check_view(check: CheckResult, scrubber: Scrubber) -> CheckView:
     if check.passed:  # a passing check says the same of every result: one view per scrubber
-        key = ("check", check.name, check.code, check.reason, check.calls)
+        key = ("check", check.name, check.code, check.reason, check.calls, check.severity)
         return scrubber.rendered(key, lambda: _full_check_view(check, scrubber))
     return _full_check_view(check, scrubber)
 
 
 def _full_check_view(check: CheckResult, scrubber: Scrubber) -> CheckView:
     reason = scrubber.text(check.reason, TEXT_LIMIT)
-    return CheckView(check.name, check.passed, check.code, reason, check.calls)
+    name = scrubber.text(check.name, TEXT_LIMIT) if check.kind == "rule" else check.name
+    return CheckView(
+        name, check.passed, check.code, reason, check.calls, check.kind, check.severity
+    )
 
 
 def _error_view(error: ErrorInfo, scrubber: Scrubber) -> ErrorView:

@@ -120,6 +120,9 @@ class MatchRow:
     call, why its arguments could not be read (the clause reasons give as the likely cause)."""
     tags: tuple[str, ...] = ()
     """What failing checks say of the actual call: ``forbidden``, ``tool error``."""
+    rules: tuple[int, ...] = ()
+    """Indices into :attr:`RunView.checks` of the failed rules that name the actual call (its
+    ``severity`` says whether it failed the run or only warned)."""
 
 
 @quick_init
@@ -140,7 +143,8 @@ class ScoreView:
 @quick_init
 @dataclass(frozen=True, slots=True)
 class CheckView:
-    """A ``forbid`` / ``no_errors`` / ``output`` verdict, reason scrubbed."""
+    """A ``forbid`` / ``no_errors`` / ``output`` verdict, or a rule's (``rule:<name>``), reason
+    scrubbed."""
 
     name: str
     passed: bool
@@ -148,6 +152,24 @@ class CheckView:
     reason: str
     calls: tuple[int, ...]
     """Indices into :attr:`RunView.calls` of the calls that broke the check."""
+    kind: str = "check"
+    """``check`` or ``rule``."""
+    severity: str = "error"
+    """``error``, or ``warn``: failed, the check is a warning and the run does not fail on it."""
+
+    @property
+    def warned(self) -> bool:
+        """A ``warn`` check that did not pass."""
+        return not self.passed and self.severity == "warn"
+
+    @property
+    def call_numbers(self) -> tuple[int, ...]:
+        """The calls that broke it, numbered from 1 as reasons name them (``#3``)."""
+        return tuple(index + 1 for index in self.calls)
+
+    def mark(self) -> str:
+        """``✓`` passed, ``✗`` failed, ``⚠`` warned (failed, severity ``warn``)."""
+        return "✓" if self.passed else "⚠" if self.severity == "warn" else "✗"
 
 
 @quick_init
@@ -199,6 +221,11 @@ class RunView:
     """Those payloads as prose (``; `` between several), None when the run finished."""
     turns: tuple[TurnView, ...] = ()
     """A conversation's turns (``turns:``), in order; empty for a single-input scenario."""
+
+    @property
+    def warnings(self) -> tuple[CheckView, ...]:
+        """The ``warn`` checks that did not pass (reported; the run does not fail on them)."""
+        return tuple(check for check in self.checks if check.warned)
 
     @property
     def several_agents(self) -> bool:
@@ -253,6 +280,15 @@ class ScenarioView(ScenarioIdentity):
     """A link to the shown run's trace in a backend (``--trace-url``); None without one."""
 
     @property
+    def warnings(self) -> tuple[CheckView, ...]:
+        """The failed ``warn`` checks over every run, the first of each name."""
+        found: dict[str, CheckView] = {}
+        for run in self.runs:
+            for check in run.warnings:
+                found.setdefault(check.name, check)
+        return tuple(found.values())
+
+    @property
     def shown(self) -> RunView | None:
         """The run a report details: the first that did not pass, else the last."""
         for run in self.runs:
@@ -279,6 +315,8 @@ class SuiteView:
     """``3 passed, 1 failed in 1.23s``."""
     mask: str
     """What masked values show (``***``)."""
+    rule_warnings: int = 0
+    """``warn`` rules that did not pass, once per scenario and rule (counted, never failing)."""
 
     @property
     def total(self) -> int:

@@ -32,6 +32,7 @@ def _rows(
     near = pairs.near(full)
     metric_diffs = _metric_diffs(scores)
     tags = _flagged_calls(run.checks)
+    rules = _rule_flags(run.checks)
     rows: list[MatchRow] = []
     for index in range(len(expected)):
         partner = full.get(index, near.get(index))
@@ -42,12 +43,14 @@ def _rows(
             # its stand-in: the arguments were never JSON, so there is nothing to diff; the row
             # says why instead (the cause the metrics' reasons name)
             why = scrubber.text(invalid_clause(calls[partner]), TEXT_LIMIT)
-            rows.append(MatchRow("invalid", index, partner, (), why, tags.get(partner, ())))
+            flags = tags.get(partner, ()), rules.get(partner, ())
+            rows.append(MatchRow("invalid", index, partner, (), why, *flags))
             continue
         own = () if index in full else pairs.check(index, partner).diffs
         diffs = _row_diffs(own, metric_diffs.get((index, partner), ()), scrubber)
         verdict: RowVerdict = "wrong_args" if own else "ok"
-        rows.append(MatchRow(verdict, index, partner, diffs, None, tags.get(partner, ())))
+        flags = tags.get(partner, ()), rules.get(partner, ())
+        rows.append(MatchRow(verdict, index, partner, diffs, None, *flags))
     used = set(full.values()) | set(near.values())
     for index, call in enumerate(calls):
         if index in used:
@@ -57,7 +60,8 @@ def _rows(
             note = scrubber.text(f"error: {call.error}", TEXT_LIMIT)
         elif call.status == "invalid":
             note = scrubber.text(invalid_clause(call), TEXT_LIMIT)
-        rows.append(MatchRow("unexpected", None, index, (), note, tags.get(index, ())))
+        flags = tags.get(index, ()), rules.get(index, ())
+        rows.append(MatchRow("unexpected", None, index, (), note, *flags))
     return tuple(rows)
 
 
@@ -244,7 +248,7 @@ def _flagged_calls(checks: Iterable[CheckResult]) -> dict[int, tuple[str, ...]]:
     """Call index -> tags of the failing checks that name it (``forbidden``, ``tool error``)."""
     out: dict[int, list[str]] = {}
     for check in checks:
-        if check.passed:
+        if check.passed or check.kind == "rule":  # rules: MatchRow.rules (_rule_flags)
             continue
         tag = _CHECK_TAG.get(check.code or "", check.name)
         if not tag:
@@ -252,3 +256,14 @@ def _flagged_calls(checks: Iterable[CheckResult]) -> dict[int, tuple[str, ...]]:
         for index in check.calls:
             out.setdefault(index, []).append(tag)
     return {index: tuple(tags) for index, tags in out.items()}
+
+
+def _rule_flags(checks: Sequence[CheckResult]) -> dict[int, tuple[int, ...]]:
+    """Call index -> indices (into the run's checks) of the failed rules that name the call."""
+    out: dict[int, list[int]] = {}
+    for position, check in enumerate(checks):
+        if check.passed or check.kind != "rule":
+            continue
+        for index in check.calls:
+            out.setdefault(index, []).append(position)
+    return {index: tuple(found) for index, found in out.items()}

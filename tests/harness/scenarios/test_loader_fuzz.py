@@ -21,10 +21,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.rules import Trajectory, evaluate_rules
+from harness.rules.budget import BUDGET_KEYS
+from harness.rules.schema import KINDS
 from harness.scenarios import ConfigError, load_paths
-from tests.support.paths import ROOT
+from tests.support.paths import FIXTURES, ROOT
 
 SHIPPED = sorted((ROOT / "scenarios").glob("*.yaml"))
+SOURCES = [*SHIPPED, FIXTURES / "suites" / "rules.yaml"]
+"""What the byte-level fuzz mutates: the shipped suites, and one with rules in every place."""
 CONTROL = ["\x00", "\x07", "\x08", "\x1b", "\x7f", "\ufeff", "\uffff", "\r", "\t", "\x85"]
 EXAMPLES = int(os.environ.get("HARNESS_FUZZ_EXAMPLES", "120"))
 
@@ -95,7 +100,7 @@ MUTATIONS = st.one_of(flip(), insert_control(), delete_span(), line_edit())
 @st.composite
 def mutants(draw: st.DrawFn) -> tuple[Path, bytes]:
     """A shipped suite with one to four mutations applied."""
-    source = draw(st.sampled_from(SHIPPED))
+    source = draw(st.sampled_from(SOURCES))
     data = source.read_bytes()
     for mutation in draw(st.lists(MUTATIONS, min_size=1, max_size=4)):
         data = mutation(data)
@@ -119,7 +124,7 @@ def outcome(source: Path, data: bytes, folder: Path) -> str:
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # a suite's agent is a module path (harness.demo...), so the mutant may sit anywhere
-    for source in SHIPPED:  # the first load imports the agents: not part of any deadline
+    for source in SOURCES:  # the first load imports the agents: not part of any deadline
         with contextlib.suppress(ConfigError):
             load_paths([source])
     return tmp_path_factory.mktemp("fuzz")
@@ -127,6 +132,21 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_shipped_suites_are_there() -> None:
     assert len(SHIPPED) >= 3
+
+
+def test_the_rules_suite_loads_as_it_is() -> None:
+    """Unmutated, the suite with rules loads: the fuzz starts from rules that compile."""
+    [suite] = load_paths([SOURCES[-1]])
+    refund, turns = suite.scenarios
+    assert [rule.name for rule in refund.rules] == [
+        "grounded ids",
+        "lookup first",
+        "read and refund only",
+        "one refund",
+        "no loops",
+        "no cancels",
+    ]
+    assert [rule.name for rule in turns.turns[0].rules] == ["lookups only"]
 
 
 @settings(
@@ -220,3 +240,124 @@ def test_any_model_spec_loads_or_is_a_located_config_error(
         for issue in exc.issues:
             assert issue.line is not None and issue.line >= 1, str(issue)
             assert re.match(r".*models\.yaml:\d+: ", str(issue)), str(issue)
+
+
+# --- rules: in defaults, in a scenario's and a turn's expect, disable_rules -------------------
+
+TOOLS = ["get_order", "*_order", "refund_order", "search_*", "?et_order", "[gs]et_order"]
+
+
+def mostly(valid: st.SearchStrategy[Any], junk: st.SearchStrategy[Any] = JSONISH) -> Any:
+    """``valid`` four times in five, else ``junk``."""
+    return st.integers(0, 4).flatmap(lambda k: junk if k == 0 else valid)
+
+
+ARGS = st.dictionaries(
+    st.sampled_from(["order_id", "amount", "x.y"]),
+    mostly(st.sampled_from(["ORD-1", 5, {"$type": "number"}, {"$regex": "^ORD"}])),
+    max_size=2,
+)
+PATTERN = mostly(
+    st.sampled_from(TOOLS)
+    | st.fixed_dictionaries({"name": st.sampled_from(TOOLS)}, optional={"args": ARGS}),
+    JSONISH | st.sampled_from(["", "x[", {"name": "a", "agrs": {}}, {"args": {}}]),
+)
+FIRST = mostly(
+    st.fixed_dictionaries(
+        {"name": st.sampled_from(TOOLS)},
+        optional={"args": st.fixed_dictionaries({"order_id": st.just({"$same": "order_id"})})},
+    ),
+    PATTERN | st.just({"name": "a", "args": {"k": {"$same": "", "x": 1}}}),
+)
+RULE_VALUES: dict[str, st.SearchStrategy[Any]] = {
+    "name": st.sampled_from(["a", "b", "budget", ""]) | JSONISH,
+    "severity": mostly(st.sampled_from(["warn", "error"]), st.just("warning") | JSONISH),
+    "forbid": PATTERN,
+    "allow": mostly(st.lists(PATTERN, min_size=1, max_size=3)),
+    "before": mostly(st.fixed_dictionaries({"first": FIRST, "then": PATTERN})),
+    "grounded": mostly(
+        st.fixed_dictionaries(
+            {
+                "tool": PATTERN,
+                "args": st.lists(mostly(st.sampled_from(["order_id", "a.0.b"]), st.just("a..b"))),
+            }
+        )
+    ),
+    "max_calls": mostly(
+        st.fixed_dictionaries({"max": mostly(st.integers(1, 3))}, optional={"tool": PATTERN})
+    ),
+    "max_repeats": mostly(st.integers(1, 3), st.integers(-1, 0) | JSONISH),
+    "budget": mostly(
+        st.dictionaries(
+            st.sampled_from(BUDGET_KEYS),
+            mostly(st.integers(1, 10_000), st.floats(allow_nan=True) | JSONISH),
+            min_size=1,
+            max_size=3,
+        ),
+        st.dictionaries(st.just("total_token"), JSONISH) | JSONISH,
+    ),
+}
+
+
+@st.composite
+def rule_mappings(draw: st.DrawFn) -> Any:
+    """A rule as a user might write it: mostly one kind and a name, sometimes two kinds, a
+    misspelt or misplaced key, no name, or no mapping at all."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(JSONISH)
+    kinds = [draw(st.sampled_from(KINDS))]
+    if draw(st.integers(0, 5)) == 0:
+        kinds.append(draw(st.sampled_from(KINDS)))
+    rule = {kind: draw(RULE_VALUES[kind]) for kind in kinds}
+    if draw(st.integers(0, 7)):
+        rule["name"] = draw(st.sampled_from(["a", "b", "budget"]))
+    elif draw(st.booleans()):
+        rule["name"] = draw(RULE_VALUES["name"])
+    if draw(st.booleans()):
+        rule["severity"] = draw(RULE_VALUES["severity"])
+    if draw(st.integers(0, 9)) == 0:
+        rule[draw(st.sampled_from(["forbidd", "max_rate", "nmae"]))] = draw(JSONISH)
+    return rule
+
+
+RULE = rule_mappings()
+
+
+RULES = st.lists(RULE, max_size=3) | JSONISH
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=timedelta(seconds=5),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    derandomize=EXAMPLES <= 200,
+)
+@given(
+    suite_rules=RULES,
+    own=RULES,
+    turn=RULES,
+    disabled=st.lists(st.sampled_from(["a", "b", "budget", "c"]) | JSONISH, max_size=2) | JSONISH,
+)
+def test_any_rules_load_or_are_a_located_config_error(
+    model_folder: Path, suite_rules: Any, own: Any, turn: Any, disabled: Any
+) -> None:
+    data = {
+        "agent": "harness.demo.orders:build",
+        "defaults": {"rules": suite_rules},
+        "scenarios": [
+            {"name": "s", "input": "hi", "expect": {"rules": own, "disable_rules": disabled}},
+            {"name": "t", "turns": [{"input": "hi", "expect": {"rules": turn}}]},
+        ],
+    }
+    path = model_folder / "rules.yaml"
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")  # JSON is YAML
+    try:
+        [suite] = load_paths([path])
+    except ConfigError as exc:
+        for issue in exc.issues:
+            assert issue.line is not None and issue.line >= 1, str(issue)
+            assert re.match(r".*rules\.yaml:\d+: ", str(issue)), str(issue)
+        return
+    for scenario in suite.scenarios:  # what loaded evaluates, and never raises
+        for rules in (scenario.rules, *(t.rules for t in scenario.turns)):
+            evaluate_rules(rules, Trajectory(calls=()))

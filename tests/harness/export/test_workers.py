@@ -7,12 +7,18 @@ arrives after its trace was complete.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import gc
 import io
 import itertools
 import json
+import multiprocessing
 import os
+import pickle
 import re
+import shutil
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,15 +32,18 @@ from harness.cli.common import collector_for_a_command
 from harness.evaluate_traces import evaluate_traces
 from harness.parallel import LocalPool, plan_slices
 from harness.parallel.shards import iter_slices, shrinking_sizes
-from harness.parallel.traces import evaluate_traces_in_workers
+from harness.parallel.traces import evaluate_traces_in_workers, full, lean
 from harness.report.base import ReportFeed
 from harness.report.console import ConsoleReporter
 from harness.report.html import HtmlReporter
 from harness.report.json_report import JsonReporter
 from harness.report.junit import JunitReporter
 from harness.report.view import ScenarioView, SuiteView
-from harness.result import ScenarioResult, SuiteResult
+from harness.result import RunResult, ScenarioResult, SuiteResult
 from harness.scenarios import iter_scenarios, load_paths
+from tests.harness.export.test_eval_traces_golden import _normalised as _golden_normalised
+from tests.support.eval_golden import GOLDEN
+from tests.support.eval_golden import SUITE as GOLDEN_SUITE
 from tests.support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -487,3 +496,104 @@ def test_a_killed_worker_leaves_the_results_of_one_process(
     died = [w for w in many.warnings if "ended abruptly" in w]
     assert len(died) == 1 and "scored in this process" in died[0]
     assert len(many.warnings) == len(one.warnings) + 1
+
+
+# --- what crosses between the processes -------------------------------------------------------
+
+
+def test_a_passing_result_crosses_lean_and_comes_back_equal(tmp_path: Path) -> None:
+    """Every result of a file, whatever its status, is the same after lean() and full()."""
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    traces.write_text("".join(_lines(True, secret_at=19)), encoding="utf-8")
+    results: list[ScenarioResult] = []
+    evaluate_traces([traces], list(iter_scenarios(load_paths([suite]))), progress=results.append)
+    # again with an expected failure: its passing traces are xpassed, its failing ones xfailed
+    text = suite.read_text(encoding="utf-8")
+    suite.write_text(text.replace("  - name: refund\n", "  - name: refund\n    xfail: bug\n"))
+    evaluate_traces([traces], list(iter_scenarios(load_paths([suite]))), progress=results.append)
+    assert {r.status for r in results} == {"passed", "failed", "xfailed", "xpassed"}
+    heads: dict[Any, Any] = {}
+    entries = [lean(result, heads) for result in results]
+    assert [full(entry) for entry in pickle.loads(pickle.dumps(entries))] == results
+    for entry, result in zip(entries, results, strict=True):
+        assert (type(entry) is tuple) == (result.status == "passed"), result
+    assert len(heads) == 2  # one tuple for each scenario that passes (weather twice)
+
+
+def test_the_lean_form_covers_every_field_of_a_result() -> None:
+    """A field added to a result must be added to lean()/full() too (or it would be lost)."""
+    assert [f.name for f in dataclasses.fields(ScenarioResult)] == [
+        "suite",
+        "name",
+        "file",
+        "line",
+        "status",
+        "runs",
+        "repeat",
+        "pass_rate",
+        "xfail",
+        "reasons",
+        "duration",
+        "trace_id",
+        "source",
+    ]
+    assert [f.name for f in dataclasses.fields(RunResult)] == [
+        "index",
+        "passed",
+        "sample",
+        "scores",
+        "checks",
+        "error",
+        "duration",
+        "trace_id",
+        "paused",
+    ]
+
+
+def test_the_golden_reports_come_out_of_many_slices_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The golden file (secrets in arguments, failures with diffs) scored in slices of a few
+    traces each: byte for byte the golden JSON and JUnit reports, secrets masked."""
+    monkeypatch.setattr("harness.parallel.shards.SLICE_BYTES", 4_000)
+    monkeypatch.setattr("harness.parallel.shards._MIN_SLICE_BYTES", 2_000)
+    agent = tmp_path / "noop_agent.py"
+    agent.write_text("def build(model):\n    return None\n", encoding="utf-8")
+    suite = tmp_path / "scenarios.yaml"
+    suite.write_text(GOLDEN_SUITE.format(agent=agent), encoding="utf-8")
+    traces = tmp_path / "recorded.jsonl"
+    shutil.copyfile(GOLDEN / "recorded.jsonl", traces)
+    assert len(list(iter_slices([traces], shrinking_sizes(2)))) > 5
+    out, xml = tmp_path / "report.json", tmp_path / "report.xml"
+    args = ["eval-traces", str(traces), "--scenarios", str(suite), "--json", str(out)]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main([*args, "--junit-xml", str(xml), "--workers", "2"]) == 1
+    for report, golden in ((out, "report.json"), (xml, "report.xml")):
+        text = _golden_normalised(report.read_text(encoding="utf-8"), suite, traces)
+        assert text == (GOLDEN / golden).read_text(encoding="utf-8")
+
+
+def test_a_stop_signal_ends_the_workers_and_reports_what_was_scored(tmp_path: Path) -> None:
+    """Ctrl-C in the parent while slices are in flight: the workers are stopped with it, and
+    the results passed on so far are the run's, marked interrupted."""
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    traces.write_text("".join(_lines(False)), encoding="utf-8")
+    scenarios = list(iter_scenarios(load_paths([suite])))
+    seen: list[ScenarioResult] = []
+    workers: list[int] = []
+
+    def stop_once(result: ScenarioResult) -> None:
+        seen.append(result)
+        if len(seen) == 1:
+            workers.extend(child.pid or 0 for child in multiprocessing.active_children())
+            os.kill(os.getpid(), signal.SIGINT)  # as a Ctrl-C reaches the parent
+
+    many = evaluate_traces_in_workers(
+        [traces], scenarios, executor=LocalPool(2), progress=stop_once, slice_bytes=3_000
+    )
+    assert many.interrupted
+    assert 1 <= len(seen) < 240 and many.total == len(seen)
+    assert len(workers) == 2 and not multiprocessing.active_children()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

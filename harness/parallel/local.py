@@ -264,8 +264,9 @@ def stops_forwarded(then: Handler | None = None) -> Iterator[None]:
 
     Each stop signal sends SIGTERM to every process this one started (SIGKILL from the second
     signal on: a second Ctrl-C stops at once), then calls ``then``, or does what it did before:
-    the handler that was installed, or the default (SIGINT raises KeyboardInterrupt, SIGTERM
-    ends the process). Off the main thread (no signals there) it does nothing.
+    the handler that was installed, or the default (SIGINT raises KeyboardInterrupt; SIGTERM
+    ends the process, here as ``SystemExit(143)``, so the workers' spool is removed on the way).
+    Off the main thread (no signals there) it does nothing.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -282,8 +283,7 @@ def stops_forwarded(then: Handler | None = None) -> Iterator[None]:
         if callable(handler):
             handler(signum, frame)
         elif handler == signal.SIG_DFL:
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
+            raise SystemExit(128 + signum)  # the shell's status for a process the signal ended
 
     previous.update({signum: signal.signal(signum, forward) for signum in _STOPS})
     try:

@@ -19,6 +19,7 @@ import pickle
 import re
 import shutil
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from harness.cli.common import collector_for_a_command
 from harness.evaluate_traces import evaluate_traces
 from harness.parallel import LocalPool, plan_slices
 from harness.parallel.shards import iter_slices, shrinking_sizes
-from harness.parallel.traces import evaluate_traces_in_workers, full, lean
+from harness.parallel.traces import ScoreSlice, evaluate_traces_in_workers, full, lean
 from harness.report.base import ReportFeed
 from harness.report.console import ConsoleReporter
 from harness.report.html import HtmlReporter
@@ -597,3 +598,65 @@ def test_a_stop_signal_ends_the_workers_and_reports_what_was_scored(tmp_path: Pa
     assert 1 <= len(seen) < 240 and many.total == len(seen)
     assert len(workers) == 2 and not multiprocessing.active_children()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+_TERMINATED = """
+import os, signal, sys
+from harness.parallel import LocalPool
+from harness.parallel.traces import evaluate_traces_in_workers
+from harness.scenarios import iter_scenarios, load_paths
+
+scenarios = list(iter_scenarios(load_paths([sys.argv[2]])))
+
+
+def terminate_once(result):
+    if not getattr(terminate_once, "done", False):
+        terminate_once.done = True
+        os.kill(os.getpid(), signal.SIGTERM)  # as CI cancels a job
+
+
+evaluate_traces_in_workers(
+    [sys.argv[1]], scenarios, executor=LocalPool(2), progress=terminate_once, slice_bytes=3_000
+)
+print("not stopped")
+"""
+
+
+def test_sigterm_ends_eval_traces_with_143_and_leaves_no_worker_or_spool(tmp_path: Path) -> None:
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    traces.write_text("".join(_lines(False)), encoding="utf-8")
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-c", _TERMINATED, str(traces), str(suite)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "TMPDIR": str(spool)},
+    )
+    assert proc.returncode == 143, proc.stderr
+    assert "not stopped" not in proc.stdout and "Traceback" not in proc.stderr
+    assert not list(spool.iterdir())  # the workers' spool folder was removed on the way out
+
+
+def test_the_job_and_its_slices_are_plain_data_another_machine_could_run(tmp_path: Path) -> None:
+    """What a remote executor would pickle (the job once, each slice) scores as the original."""
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    traces.write_text("".join(_lines(True)), encoding="utf-8")
+    scenarios = list(iter_scenarios(load_paths([suite])))
+    job = ScoreSlice(tuple(scenarios), None, (scenarios[1],))  # -k keeps the second scenario
+    parts = plan_slices([traces], 3_000)
+    assert len(parts) > 3
+    copy = pickle.loads(pickle.dumps(job))
+    for part in parts:
+        here, there = job(part), copy(pickle.loads(pickle.dumps(part)))
+        assert [full(entry) for entry in there.entries] == [full(entry) for entry in here.entries]
+        assert (there.deselected, there.unreadable, there.errors) == (
+            here.deselected,
+            here.unreadable,
+            here.errors,
+        )
+    assert sum(job(part).deselected for part in parts) == 120  # the other scenario's traces

@@ -61,10 +61,6 @@ class Job(Protocol[S_contra, R_co]):
 class Session(Protocol[S_contra, R]):
     """A job open on an executor's workers."""
 
-    @property
-    def workers(self) -> int:
-        """How many shards run at once."""
-
     def submit(self, shard: S_contra) -> Future[R]:
         """Start ``shard``; the future's ``result()`` raises :class:`WorkerLost` if its worker
         died (the job's own exceptions are raised as they are)."""

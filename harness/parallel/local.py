@@ -139,7 +139,6 @@ class LocalSession(Generic[S, R]):
     def __init__(self, job: Job[S, R], workers: int) -> None:
         """Make the shared queue and flag, then the pool (its workers fork on first use)."""
         context = _context()
-        self.workers = workers
         self._channel = _Channel(context.Queue(), context.RawValue(ctypes.c_bool, False))
         self._inbox: _Inbox | None = None
         try:

@@ -302,6 +302,7 @@ class _Merge:
         self.unreadable.extend(output.unreadable)
         self.errors.extend(output.errors)
         finished = self.finished
+        ids: list[str | None] = []
         for entry in output.entries:
             result = full(entry)
             if _unfinished(result):
@@ -318,7 +319,8 @@ class _Merge:
                 self.tail.append(result)
             else:
                 self._pass_on(result)
-            finished.update((result.trace_id,))
+            ids.append(result.trace_id)
+        finished.update(ids)  # the reader of one slice skips the late spans within it itself
         if last_of_file:
             for result in self.tail:
                 self._pass_on(result)

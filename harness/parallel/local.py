@@ -109,10 +109,11 @@ def _call(shard: Any) -> Any:
     result = _JOB(shard, _CHANNEL)
     if _SPOOL is None:
         return result
-    # The pool sends a result through a pipe that a thread of the parent drains, and that thread
-    # waits for the interpreter lock while the parent reports: a worker sending a slice's
-    # results (a megabyte) waited with it, idle. A file is written at once; only its name
-    # crosses the pipe. (eval-traces --workers 2, 20,000 traces: see docs/architecture.md.)
+    # The pool sends a result through a pipe that a thread of the parent drains, 64 KB a read,
+    # each read waiting for the interpreter lock while the parent reports: a worker sending a
+    # slice's results (near a megabyte) waited with it, idle. A file is written at once; only
+    # its name crosses the pipe. Measured with two workers returning 1 MB results from 0.2 s
+    # shards to a parent busy in Python: 16 shards in 2.6-3.0 s through the pipe, 2.0 s so.
     fd, path = tempfile.mkstemp(suffix=".pickle", dir=_SPOOL)
     with os.fdopen(fd, "wb") as out:
         pickle.dump(result, out, pickle.HIGHEST_PROTOCOL)

@@ -3,7 +3,7 @@
 Catch :class:`HarnessError` for all of them, or one branch for one kind of problem. Errors in
 what the user gave (files, options, settings, samples) also derive from :class:`ValueError`,
 as each did before this tree existed, so existing ``except ValueError`` blocks keep working;
-a failed provider call does not, being no fault of the input. Errors carry their context as
+a failed provider call and a lost worker process do not, being no fault of the input. Errors carry their context as
 attributes (the file and line, the field or argument path, the offending value), not only in
 the message::
 
@@ -25,8 +25,10 @@ the message::
      │    └── CassetteMiss      ``--replay`` found no recording for a model turn (.scenario,
      │                          .turn, .difference)
      ├── DraftError             ``harness draft`` input that gives no scenario (.source)
-     └── SelectionError         a ``-k`` / ``-m`` expression, node id or failed-list that
-                                cannot select (.option, .column)
+     ├── SelectionError         a ``-k`` / ``-m`` expression, node id or failed-list that
+     │                          cannot select (.option, .column)
+     └── WorkerLost             a worker process died with a shard in hand (.shard); not a
+                                ValueError
 
     Outside the tree, on purpose:
      ├── tracing.records.InvalidToolCall   (ValueError) the capture layer's bad-call error;
@@ -72,6 +74,7 @@ __all__ = [
     "ScriptError",
     "SelectionError",
     "UnknownScenarioError",
+    "WorkerLost",
 ]
 
 
@@ -269,3 +272,13 @@ class SelectionError(HarnessError, ValueError):
         """The flag concerned (``-k``, ``-m``, ``--rerun-failed``), empty when none."""
         self.column = column
         """1-based column of the expression where parsing stopped (None when not a parse)."""
+
+
+class WorkerLost(HarnessError):
+    """A worker process ended without a shard's result (a signal, the out-of-memory killer,
+    ``os._exit``): it will never come (harness/parallel/)."""
+
+    def __init__(self, message: str, *, shard: Any = None) -> None:
+        super().__init__(message)
+        self.shard = shard
+        """The shard the worker had in hand (a file slice, positions in a selection)."""

@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from typing import Any, Protocol, TypeVar
 
+from harness.errors import WorkerLost
+
 __all__ = ["Channel", "Executor", "Job", "Session", "WorkerLost", "default_workers", "in_order"]
 
 S = TypeVar("S")
@@ -31,11 +33,6 @@ R = TypeVar("R")
 """A shard's result: plain, picklable data."""
 S_contra = TypeVar("S_contra", contravariant=True)
 R_co = TypeVar("R_co", covariant=True)
-
-
-class WorkerLost(Exception):
-    """The process working on a shard ended without a result (a signal, the out-of-memory
-    killer, ``os._exit``): the shard's result will never come."""
 
 
 class Channel(Protocol):

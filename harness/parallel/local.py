@@ -156,9 +156,9 @@ class LocalSession(Generic[S, R]):
         try:
             inner = self._pool.submit(_call, shard)
         except BrokenProcessPool as exc:
-            future.set_exception(_lost(exc))
+            future.set_exception(_lost(exc, shard))
             return future
-        inner.add_done_callback(lambda done: _relay(done, future))
+        inner.add_done_callback(lambda done: _relay(done, future, shard))
         return future
 
     def receive(self, timeout: float) -> Any | None:
@@ -188,7 +188,7 @@ class LocalSession(Generic[S, R]):
                 shutil.rmtree(self._spool, ignore_errors=True)
 
 
-def _relay(done: Future[Any], future: Future[Any]) -> None:
+def _relay(done: Future[Any], future: Future[Any], shard: Any) -> None:
     """Pass a pool future's outcome on, a broken pool as :class:`WorkerLost` (on the pool's
     thread: what escaped here would be logged, and ``future`` never resolved)."""
     if done.cancelled():
@@ -196,7 +196,7 @@ def _relay(done: Future[Any], future: Future[Any]) -> None:
         return
     error = done.exception()
     if isinstance(error, BrokenProcessPool):
-        future.set_exception(_lost(error))
+        future.set_exception(_lost(error, shard))
     elif error is not None:
         future.set_exception(error)
     else:
@@ -207,8 +207,9 @@ def _relay(done: Future[Any], future: Future[Any]) -> None:
             future.set_exception(exc)
 
 
-def _lost(error: BrokenProcessPool) -> WorkerLost:
-    lost = WorkerLost("a worker process ended abruptly (killed by a signal or out of memory)")
+def _lost(error: BrokenProcessPool, shard: Any) -> WorkerLost:
+    message = "a worker process ended abruptly (killed by a signal or out of memory)"
+    lost = WorkerLost(f"{message} with shard {shard!r} in hand", shard=shard)
     lost.__cause__ = error
     return lost
 

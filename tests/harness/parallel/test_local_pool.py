@@ -78,8 +78,9 @@ def test_a_worker_killed_mid_shard_gives_worker_lost_for_what_it_cut_short() -> 
             except WorkerLost:
                 outcomes.append("lost")
         assert outcomes[1] == "lost"  # the shard whose process died
-        with pytest.raises(WorkerLost):  # the pool is broken: later shards are lost at once
+        with pytest.raises(WorkerLost) as lost:  # the pool is broken: later shards, at once
             session.submit(9).result()
+        assert lost.value.shard == 9 and "shard 9 in hand" in str(lost.value)
     finally:
         session.close(cancel=True)
     assert [future.result() for future in done] == [0, 1]  # what came back stays

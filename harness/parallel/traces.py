@@ -204,8 +204,8 @@ def evaluate_traces_in_workers(
     workers = executor.workers
     sizes = shrinking_sizes(workers) if slice_bytes is None else fixed_sizes(slice_bytes)
     parts = iter_slices(paths, sizes)
-    first = list(itertools.islice(parts, 2))
-    if workers <= 1 or len(first) <= 1:
+    first = list(itertools.islice(parts, 2)) if workers > 1 else []
+    if len(first) <= 1:  # one worker, or one slice: no cut to number, nothing to send
         return evaluate_traces(
             paths,
             scenarios,

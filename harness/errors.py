@@ -3,9 +3,9 @@
 Catch :class:`HarnessError` for all of them, or one branch for one kind of problem. Errors in
 what the user gave (files, options, settings, samples) also derive from :class:`ValueError`,
 as each did before this tree existed, so existing ``except ValueError`` blocks keep working;
-a failed provider call and a lost worker process do not, being no fault of the input. Errors carry their context as
-attributes (the file and line, the field or argument path, the offending value), not only in
-the message::
+a failed provider call and a lost worker process do not, being no fault of the input. Errors
+carry their context as attributes (the file and line, the field or argument path, the
+offending value), not only in the message::
 
     HarnessError
      ├── ConfigError            scenario files: every issue of a load (.issues, each with

@@ -71,7 +71,7 @@ CHILD_BASELINE = (
     "import harness.cli, harness.evaluate_traces, harness.runner, harness.scenarios\n"
     "import harness.report.console, harness.report.json_report, harness.report.junit\n"
     "import harness.report.html, harness.report.markdown, harness.report.github\n"
-    "import harness.cli.eval_traces, harness.config, harness.workers\n"
+    "import harness.cli.eval_traces, harness.config, harness.parallel.traces\n"
     "import concurrent.futures.process, multiprocessing.queues, multiprocessing.synchronize\n"
 )
 CHILD_LOADED = (

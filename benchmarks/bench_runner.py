@@ -13,7 +13,7 @@ ToolCallRecorder and scored with tool_call_accuracy. Three variants:
 For each: the wall time against the ideal (scenarios x turns x latency / concurrency) and their
 ratio, the shortest of ``--wall-repeat`` runs taken in turns, in one process (target <= 1.5)
 and over ``--workers`` processes with the same total concurrency (``harness run -n N``,
-harness/run_workers.py; target on 2 cores: <= 1.6). Then, with a zero-latency model, the CPU
+harness/parallel/runs.py; target on 2 cores: <= 1.6). Then, with a zero-latency model, the CPU
 time per scenario (``time.process_time``; the worker processes' too for ``-n``) of the agent
 runs alone (recorder, no runner) and through the runner; the difference is the runner's own
 cost. CPU, not wall time: on a shared machine the wall time of the runs alone grows with
@@ -59,7 +59,7 @@ from harness.isolation import DaemonExecutor
 from harness.metrics import get_metric
 from harness.models.scripted import ScriptedChatModel
 from harness.models.wrapping import Turn, TurnChatModel
-from harness.run_workers import run_scenarios_in_workers
+from harness.parallel.runs import run_scenarios_in_workers
 from harness.runner import RunOptions, run_scenarios
 from harness.scenarios import AgentRef, Scenario
 from tracing.callback import ToolCallRecorder

@@ -3,9 +3,9 @@
 Catch :class:`HarnessError` for all of them, or one branch for one kind of problem. Errors in
 what the user gave (files, options, settings, samples) also derive from :class:`ValueError`,
 as each did before this tree existed, so existing ``except ValueError`` blocks keep working;
-a failed provider call does not, being no fault of the input. Errors carry their context as
-attributes (the file and line, the field or argument path, the offending value), not only in
-the message::
+a failed provider call and a lost worker process do not, being no fault of the input. Errors
+carry their context as attributes (the file and line, the field or argument path, the
+offending value), not only in the message::
 
     HarnessError
      ├── ConfigError            scenario files: every issue of a load (.issues, each with
@@ -32,6 +32,8 @@ the message::
           │                     .field, .line)
           └── ReportVersionError   a report format version this release does not read
                                    (.version)
+     └── WorkerLost             a worker process died with a shard in hand (.shard); not a
+                                ValueError
 
     Outside the tree, on purpose:
      ├── tracing.records.InvalidToolCall   (ValueError) the capture layer's bad-call error;
@@ -81,6 +83,7 @@ __all__ = [
     "ScriptError",
     "SelectionError",
     "UnknownScenarioError",
+    "WorkerLost",
 ]
 
 
@@ -310,3 +313,11 @@ class ReportVersionError(ReportError):
         super().__init__(message, path=path, field="schema_version")
         self.version = version
         """The ``schema_version`` the report gives."""
+class WorkerLost(HarnessError):
+    """A worker process ended without a shard's result (a signal, the out-of-memory killer,
+    ``os._exit``): it will never come (harness/parallel/)."""
+
+    def __init__(self, message: str, *, shard: Any = None) -> None:
+        super().__init__(message)
+        self.shard = shard
+        """The shard the worker had in hand (a file slice, positions in a selection)."""

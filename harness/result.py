@@ -359,17 +359,6 @@ class ResultSample(Generic[Kept]):
             return
         omitted[status] = omitted.get(status, 0) + 1
 
-    def add_counted(self, status: Status) -> None:
-        """Count a result this sample would not keep (another sample of the same limit over a
-        run of the stream that holds it did not keep it: see :func:`~harness.report.base.prepare`).
-        """
-        self._omitted[status] = self._omitted.get(status, 0) + 1
-
-    @property
-    def saturated(self) -> bool:
-        """Full with no passing result left to make room: nothing more will ever be kept."""
-        return self.limit is not None and len(self._kept) >= self.limit and not self._passing
-
     @property
     def scenarios(self) -> tuple[Kept, ...]:
         """The kept results, in arrival order."""

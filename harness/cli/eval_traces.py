@@ -70,8 +70,9 @@ def _score(
     selection (None: every scenario).
     """
     from harness.evaluate_traces import KEPT_RESULTS
+    from harness.parallel import LocalPool, default_workers
+    from harness.parallel.traces import evaluate_traces_in_workers
     from harness.report.base import ReportFeed
-    from harness.workers import default_workers, evaluate_traces_in_workers
 
     def selected(scenario: Any) -> bool:
         return chosen is None or id(scenario) in chosen
@@ -91,11 +92,11 @@ def _score(
             result = evaluate_traces_in_workers(
                 args.files,
                 scenarios,
-                workers=args.workers or default_workers(),
+                executor=LocalPool(args.workers or default_workers()),
                 only=only,
                 selected=selected,
+                progress=feed.add,
                 errors=unreadable,
-                feed=feed,
                 keep=KEPT_RESULTS,
             )
     except BaseException:

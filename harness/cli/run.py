@@ -97,7 +97,7 @@ def _execute(
     try:
         with reporter, collector_for_a_command():
             if args.workers > 1:
-                from harness.run_workers import run_scenarios_in_workers
+                from harness.parallel.runs import run_scenarios_in_workers
 
                 result = run_scenarios_in_workers(scenarios, options, workers=args.workers)
             else:

@@ -9,29 +9,21 @@ See docs/architecture.md, "Reporter".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Generic, Protocol, TypeVar
 
 from harness.redaction import Redactor, Scrubber, StreamScrubber
 from harness.report.links import with_trace_url
 from harness.report.view import ScenarioView, SuiteView, scenario_view, suite_view
-from harness.result import ResultSample, ScenarioResult, Status, SuiteResult
+from harness.result import ScenarioResult, SuiteResult
 
 __all__ = [
-    "Counted",
     "FeedWriter",
-    "Prepared",
-    "Renders",
     "ReportFeed",
     "Reporter",
     "ResultWriter",
-    "SampleOfViews",
-    "Samples",
     "ScrubPolicy",
-    "ViewList",
-    "prepare",
     "write_whole",
 ]
 
@@ -64,138 +56,6 @@ class Reporter(Protocol):
 
     def abort(self) -> None:
         """Drop what was produced so far."""
-
-
-@runtime_checkable
-class Renders(Protocol):
-    """A reporter whose output for a run of results depends on their views alone.
-
-    So another process may render it (``harness eval-traces --workers``, :func:`prepare`):
-    ``render`` is pure (it reads the reporter's settings, never its state, and may run in any
-    process or thread); ``add_rendered`` then does, from one thread, exactly what ``add`` of
-    each of those views in turn would have done. The chunk must pickle.
-    """
-
-    def render(self, views: Sequence[ScenarioView]) -> Any:
-        """What ``add`` would append for ``views``, in order, as one picklable chunk."""
-
-    def add_rendered(self, chunk: Any) -> None:
-        """Append a chunk :meth:`render` made."""
-
-
-@runtime_checkable
-class Samples(Protocol):
-    """A reporter that keeps a :class:`~harness.result.ResultSample` of views (``keep``).
-
-    A result its sample would only count needs no view: ``add_counted`` counts it. Which ones
-    those are, another process can tell from the results alone (:func:`prepare`).
-    """
-
-    @property
-    def keep(self) -> int | None:
-        """The sample's limit."""
-
-    @property
-    def saturated(self) -> bool:
-        """True once the sample keeps nothing more, whatever comes (ResultSample.saturated)."""
-
-    def add_counted(self, status: Status) -> None:
-        """Count a result the sample would not keep, as ``add`` of its view would."""
-
-
-class SampleOfViews:
-    """:class:`Samples` for a reporter that keeps its views in ``self._kept`` (console, HTML)."""
-
-    _kept: ResultSample[ScenarioView]
-
-    @property
-    def keep(self) -> int | None:
-        """How many results the sample keeps (None: all)."""
-        return self._kept.limit
-
-    @property
-    def saturated(self) -> bool:
-        """True once the sample keeps nothing more, whatever comes."""
-        return self._kept.saturated
-
-    def add_counted(self, status: Status) -> None:
-        """Count a result the sample would not keep."""
-        self._kept.add_counted(status)
-
-
-@dataclass(frozen=True, slots=True)
-class Counted:
-    """Stands for a view no reporter of a :class:`Prepared` batch needs: its status, its trace."""
-
-    status: Status
-    trace_id: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """A run of results made ready for a feed's reporters elsewhere (:func:`prepare`).
-
-    ``entries``: per result, in order, its view, or :class:`Counted` when every reporter
-    either renders (``chunks``) or only counts it. ``chunks``: per reporter of the feed, in
-    its order, what a :class:`Renders` reporter rendered for the run; None for the others.
-    """
-
-    entries: list[ScenarioView | Counted]
-    chunks: tuple[Any, ...]
-
-
-def prepare(
-    reporters: Sequence[Reporter], views: Sequence[ScenarioView], *, saturated: bool = False
-) -> Prepared:
-    """What :meth:`ReportFeed.add_prepared` hands ``reporters`` for ``views`` (eval-traces'
-    workers, each over its own slice of the input).
-
-    A view is kept whole when some reporter needs it: one that neither renders nor samples, or
-    a sample of that limit over these views alone keeps it (a result a whole stream's sample
-    keeps is one that any run of the stream containing it keeps, see ResultSample).
-    ``saturated``: the caller knows every sampling reporter keeps nothing more (as a sample
-    of limit 0).
-    """
-    chunks = tuple(r.render(views) if isinstance(r, Renders) else None for r in reporters)
-    others = [r for r in reporters if not isinstance(r, Renders)]
-    if any(not isinstance(r, Samples) for r in others):
-        return Prepared(list(views), chunks)
-    needed: set[int] = set()
-    for limit in {0 if saturated else cast_samples(r).keep for r in others}:
-        sample: ResultSample[ScenarioView] = ResultSample(limit)
-        for view in views:
-            sample.add(view)
-        needed.update(id(view) for view in sample.scenarios)
-    entries: list[ScenarioView | Counted] = [
-        view if id(view) in needed else Counted(view.status, view.trace_id) for view in views
-    ]
-    return Prepared(entries, chunks)
-
-
-def cast_samples(reporter: Reporter) -> Samples:
-    """``reporter`` as the :class:`Samples` it was checked to be."""
-    assert isinstance(reporter, Samples)
-    return reporter
-
-
-class ViewList:
-    """A reporter that keeps the views it is given, in order (a worker's side of the feed)."""
-
-    def __init__(self) -> None:
-        """Start with no views."""
-        self.views: list[ScenarioView] = []
-
-    def add(self, result: ScenarioView) -> None:
-        """Keep the view."""
-        self.views.append(result)
-
-    def close(self, summary: SuiteView) -> Path | None:
-        """Nothing to write."""
-        return None
-
-    def abort(self) -> None:
-        """Drop what was kept."""
-        self.views.clear()
 
 
 class ScrubPolicy(Protocol):
@@ -287,29 +147,6 @@ class ReportFeed:
             except (OSError, ImportError) as exc:
                 self._drop(reporter, exc)
 
-    def add_view(self, view: ScenarioView) -> None:
-        """Hand every reporter a view built as :meth:`add` builds it (eval-traces' workers)."""
-        for reporter in list(self.reporters):
-            try:
-                reporter.add(view)
-            except (OSError, ImportError) as exc:
-                self._drop(reporter, exc)
-
-    def add_prepared(self, prepared: Prepared, reporters: Sequence[Reporter]) -> None:
-        """Hand every reporter its part of ``prepared`` (made by :func:`prepare` for
-        ``reporters``, this feed's reporters when it was made: one may have been dropped since).
-        """
-        for reporter, chunk in zip(reporters, prepared.chunks, strict=True):
-            if reporter not in self.reporters:
-                continue
-            try:
-                if chunk is not None:
-                    cast_renders(reporter).add_rendered(chunk)
-                else:
-                    _add_entries(reporter, prepared.entries)
-            except (OSError, ImportError) as exc:
-                self._drop(reporter, exc)
-
     def close(self, summary: SuiteResult) -> list[Path]:
         """Close every reporter with the summary's view; returns the files written."""
         written: list[Path] = []
@@ -348,22 +185,6 @@ class ReportFeed:
         self.reporters.remove(reporter)
         reporter.abort()
         self._failed(reporter, exc)
-
-
-def cast_renders(reporter: Reporter) -> Renders:
-    """``reporter`` as the :class:`Renders` it was checked to be."""
-    assert isinstance(reporter, Renders)
-    return reporter
-
-
-def _add_entries(reporter: Reporter, entries: Sequence[ScenarioView | Counted]) -> None:
-    counted = reporter.add_counted if isinstance(reporter, Samples) else None
-    for entry in entries:
-        if type(entry) is Counted:
-            assert counted is not None, "prepare() keeps every view for this reporter"
-            counted(entry.status)
-        else:
-            reporter.add(entry)  # type: ignore[arg-type]  # not Counted: a ScenarioView
 
 
 class ResultWriter(Protocol):

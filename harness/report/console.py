@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.redaction import Redactor
-from harness.report.base import ReportFeed, SampleOfViews
+from harness.report.base import ReportFeed
 from harness.report.text import failure_text, paused_line, scores_line, warning_lines
 from harness.report.view import ScenarioView, SuiteView, printable
 from harness.result import ResultSample, Status, SuiteResult
@@ -51,7 +51,7 @@ DETAILED = 20
 run has more than ``max_rows`` results: rendering 500 failures costs the console a second."""
 
 
-class ConsoleReporter(SampleOfViews):
+class ConsoleReporter:
     """Prints the report when closed, from the views it kept (a :class:`ResultSample`).
 
     ``keep``: at most this many results are kept, those that did not pass first (``harness

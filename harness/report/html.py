@@ -36,7 +36,7 @@ from pathlib import Path
 from string import Template
 
 from harness.redaction import Redactor, Scrubber
-from harness.report.base import ReportFeed, SampleOfViews
+from harness.report.base import ReportFeed
 from harness.report.files import atomic_output
 from harness.report.text import rule_flag
 from harness.report.view import (
@@ -138,7 +138,7 @@ def _assets() -> _Assets:
 # --- entry points --------------------------------------------------------------------------
 
 
-class HtmlReporter(SampleOfViews):
+class HtmlReporter:
     """The :class:`~harness.report.base.Reporter` that writes the page to ``path`` on close."""
 
     def __init__(self, path: str | os.PathLike[str], *, keep: int | None = None) -> None:

@@ -17,8 +17,6 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,7 +33,7 @@ from harness.report.view import (
     scenario_view,
     suite_view,
 )
-from harness.result import STATUSES, ScenarioResult, Status, SuiteResult
+from harness.result import STATUSES, ScenarioResult, SuiteResult
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -277,22 +275,6 @@ class JsonReporter:
         self.count += 1
         self.counts[result.status] += 1
 
-    def render(self, views: Sequence[ScenarioView]) -> _Rendered:
-        """What :meth:`add` of each of ``views`` appends, as one chunk (any process)."""
-        statuses = [view.status for view in views]
-        return _Rendered(b",\n".join(map(_scenario_bytes, views)), statuses)
-
-    def add_rendered(self, chunk: _Rendered) -> None:
-        """Append a chunk :meth:`render` made, as :meth:`add` of its views would."""
-        if not chunk.statuses:
-            return
-        self._body.write(b",\n" if self.count else b"\n")
-        self._body.write(chunk.body)
-        self.count += len(chunk.statuses)
-        counts = self.counts
-        for status in chunk.statuses:
-            counts[status] += 1
-
     def close(self, summary: SuiteView) -> Path:
         """Write the head from ``summary`` (its counts, timing, warnings), then every scenario.
 
@@ -315,14 +297,6 @@ class JsonReporter:
     def abort(self) -> None:
         """Drop what was written so far (the temporary file); ``path`` is left untouched."""
         self._body.close()
-
-
-@dataclass(frozen=True, slots=True)
-class _Rendered:
-    """Scenarios of the JSON report's list, rendered elsewhere: their bytes and statuses."""
-
-    body: bytes
-    statuses: list[Status]
 
 
 def _scenario_bytes(view: ScenarioView) -> bytes:

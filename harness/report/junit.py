@@ -18,7 +18,6 @@ import re
 import shutil
 import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +29,7 @@ from harness.report.base import FeedWriter, write_whole
 from harness.report.files import atomic_output
 from harness.report.text import failure_text, match_table, paused_line, warning_lines
 from harness.report.view import ScenarioView, SuiteView, scenario_view
-from harness.result import Status, SuiteResult
+from harness.result import SuiteResult
 
 __all__ = ["JunitReportWriter", "JunitReporter", "render_junit", "write_junit"]
 
@@ -83,15 +82,6 @@ class JunitReporter:
     def totals(self) -> dict[str, int]:
         """tests / failures / errors / skipped so far, over every suite."""
         return self._parts.totals()
-
-    def render(self, views: Sequence[ScenarioView]) -> list[_Case]:
-        """What :meth:`add` of each of ``views`` appends, as one chunk (any process)."""
-        return [_Case(v.suite, _case_bytes(v), v.duration, v.status) for v in views]
-
-    def add_rendered(self, chunk: list[_Case]) -> None:
-        """Append a chunk :meth:`render` made, as :meth:`add` of its views would."""
-        for case in chunk:
-            self._parts.add_case(case)
 
     def add(self, result: ScenarioView) -> None:
         """Append one testcase (nothing of it is kept)."""
@@ -148,16 +138,6 @@ class _Suite:
     time: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class _Case:
-    """One testcase rendered elsewhere, with what its suite's totals need."""
-
-    suite: str
-    text: bytes
-    duration: float
-    status: Status
-
-
 def _case_bytes(scenario: ScenarioView) -> bytes:
     text = _empty_case_text(scenario)
     if text is None:
@@ -173,12 +153,7 @@ class _Parts:
         self._suites: dict[str, _Suite] = {}
 
     def add(self, scenario: ScenarioView) -> None:
-        self._append(scenario.suite, _case_bytes(scenario), scenario.duration, scenario.status)
-
-    def add_case(self, case: _Case) -> None:
-        self._append(case.suite, case.text, case.duration, case.status)
-
-    def _append(self, name: str, text: bytes, duration: float, status: Status) -> None:
+        name = scenario.suite
         suite = self._suites.get(name)
         if suite is None:
             # open across add() calls; _Parts.close() closes every spool
@@ -188,10 +163,10 @@ class _Parts:
                 max_size=_SPOOL, mode="w+b", buffering=_DISK_BUFFER, dir=self._dir
             )
             suite = self._suites[name] = _Suite(body)
-        suite.body.write(text)
+        suite.body.write(_case_bytes(scenario))
         suite.counts["tests"] += 1
-        suite.time += duration
-        key = _STATUS_COUNTER.get(status)
+        suite.time += scenario.duration
+        key = _STATUS_COUNTER.get(scenario.status)
         if key is not None:
             suite.counts[key] += 1
 

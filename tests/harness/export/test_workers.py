@@ -1,4 +1,4 @@
-"""eval-traces over several processes gives what one process gives (harness/workers/).
+"""eval-traces over several processes gives what one process gives (harness/parallel/traces.py).
 
 The file is cut into many small slices on purpose, with traces whose spans sit on several lines
 (so cuts fall inside traces), an unreadable line, a trace whose root never comes and a span that
@@ -7,13 +7,19 @@ arrives after its trace was complete.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import gc
 import io
 import itertools
 import json
+import multiprocessing
 import os
 import pickle
 import re
+import shutil
+import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,21 +27,24 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-import harness.workers
-import harness.workers.pool
-import harness.workers.task
+import harness.parallel.traces
 from harness.cli import main
 from harness.cli.common import collector_for_a_command
 from harness.evaluate_traces import evaluate_traces
-from harness.report.base import ReportFeed, ViewList
+from harness.parallel import LocalPool, plan_slices
+from harness.parallel.shards import iter_slices, shrinking_sizes
+from harness.parallel.traces import ScoreSlice, evaluate_traces_in_workers, full, lean
+from harness.report.base import ReportFeed
 from harness.report.console import ConsoleReporter
 from harness.report.html import HtmlReporter
 from harness.report.json_report import JsonReporter
 from harness.report.junit import JunitReporter
-from harness.result import ScenarioResult, SuiteResult
+from harness.report.view import ScenarioView, SuiteView
+from harness.result import RunResult, ScenarioResult, SuiteResult
 from harness.scenarios import iter_scenarios, load_paths
-from harness.workers import evaluate_traces_in_workers, plan_slices
-from harness.workers.slices import _iter_slices, shrinking_sizes
+from tests.harness.export.test_eval_traces_golden import _normalised as _golden_normalised
+from tests.support.eval_golden import GOLDEN
+from tests.support.eval_golden import SUITE as GOLDEN_SUITE
 from tests.support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -87,7 +96,11 @@ def test_many_slices_give_the_one_process_results(files: tuple[Path, Path]) -> N
     one = evaluate_traces([traces], scenarios, progress=alone.append)
     pooled: list[ScenarioResult] = []
     many = evaluate_traces_in_workers(
-        [traces, traces], scenarios, workers=2, progress=pooled.append, slice_bytes=2_000
+        [traces, traces],
+        scenarios,
+        executor=LocalPool(2),
+        progress=pooled.append,
+        slice_bytes=2_000,
     )
     twice: list[ScenarioResult] = []
     both = evaluate_traces([traces, traces], scenarios, progress=twice.append)
@@ -112,8 +125,8 @@ def test_slices_cover_every_line_once(files: tuple[Path, Path]) -> None:
 @pytest.fixture
 def small_slices(monkeypatch: pytest.MonkeyPatch) -> None:
     """Slices of at most 12,000 bytes and at least 1,500: the test files shrink them early."""
-    monkeypatch.setattr("harness.workers.slices.SLICE_BYTES", 12_000)
-    monkeypatch.setattr("harness.workers.slices._MIN_SLICE_BYTES", 1_500)
+    monkeypatch.setattr("harness.parallel.shards.SLICE_BYTES", 12_000)
+    monkeypatch.setattr("harness.parallel.shards._MIN_SLICE_BYTES", 1_500)
 
 
 @pytest.mark.usefixtures("small_slices")
@@ -122,7 +135,7 @@ def test_slices_shrink_towards_the_end_and_cover_every_line_once(
 ) -> None:
     traces, _ = files
     data = traces.read_bytes()
-    parts = list(_iter_slices([traces], shrinking_sizes(2)))
+    parts = list(iter_slices([traces], shrinking_sizes(2)))
     ends = [after.start for after in parts[1:]] + [len(data)]
     sizes = [end - part.start for part, end in zip(parts, ends, strict=True)]
     longest = max(len(line) for line in data.splitlines(keepends=True))
@@ -144,7 +157,9 @@ def test_shrinking_slices_give_the_one_process_results(files: tuple[Path, Path])
     traces, suite = files
     scenarios = list(iter_scenarios(load_paths([suite])))
     pooled: list[ScenarioResult] = []
-    many = evaluate_traces_in_workers([traces], scenarios, workers=2, progress=pooled.append)
+    many = evaluate_traces_in_workers(
+        [traces], scenarios, executor=LocalPool(2), progress=pooled.append
+    )
     alone: list[ScenarioResult] = []
     one = evaluate_traces([traces], scenarios, progress=alone.append)
     assert _rows(many, pooled) == _rows(one, alone)
@@ -154,14 +169,14 @@ def test_the_command_scores_with_its_loaded_objects_frozen_and_then_thaws_them(
     files: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     traces, suite = files
-    scoring = harness.workers.evaluate_traces_in_workers
+    scoring = harness.parallel.traces.evaluate_traces_in_workers
     frozen: list[int] = []
 
     def spy(*args: Any, **kwargs: Any) -> SuiteResult:
         frozen.append(gc.get_freeze_count())
         return scoring(*args, **kwargs)
 
-    monkeypatch.setattr("harness.workers.evaluate_traces_in_workers", spy)
+    monkeypatch.setattr("harness.parallel.traces.evaluate_traces_in_workers", spy)
     before = gc.get_freeze_count()
     out = tmp_path / "report.json"
     command = ["eval-traces", str(traces), "--scenarios", str(suite), "--json", str(out)]
@@ -177,7 +192,7 @@ def test_cli_workers_write_the_same_report(
     files: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     traces, suite = files
-    monkeypatch.setattr("harness.workers.slices.SLICE_BYTES", 2_000)
+    monkeypatch.setattr("harness.parallel.shards.SLICE_BYTES", 2_000)
     reports = []
     for workers in ("1", "2"):
         out = tmp_path / f"report{workers}.json"
@@ -265,7 +280,7 @@ def test_every_report_is_the_same_for_any_number_of_workers(
     _, suite = _suite(tmp_path)
     traces = tmp_path / "traces.json"
     traces.write_text("".join(_lines(split)), encoding="utf-8")
-    monkeypatch.setattr("harness.workers.slices.SLICE_BYTES", 3_000)
+    monkeypatch.setattr("harness.parallel.shards.SLICE_BYTES", 3_000)
     assert len(plan_slices([traces], 3_000)) > 10
     link = ["--trace-url", "https://traces.example/{trace_id}"]
     one = _reports(traces, suite, tmp_path, "1", *link)
@@ -297,7 +312,7 @@ def test_a_secret_seen_in_one_slice_is_scrubbed_in_the_next(
     (where,) = [p for p in parts if f'\\"api_key\\": \\"{SECRET}'.encode() in _read(p)]
     (echo,) = [p for p in parts if f'\\"echo\\": \\"{SECRET}'.encode() in _read(p)]
     assert parts.index(echo) - parts.index(where) == slices_apart
-    monkeypatch.setattr("harness.workers.slices.SLICE_BYTES", slice_bytes)
+    monkeypatch.setattr("harness.parallel.shards.SLICE_BYTES", slice_bytes)
     one = _reports(traces, suite, tmp_path, "1")
     assert SECRET.encode() in traces.read_bytes()
     for name, data in one[1].items():
@@ -324,6 +339,22 @@ def _suite(tmp_path: Path) -> tuple[Path, Path]:
     return agent, suite
 
 
+class _Views:
+    """A reporter that keeps every view it is given, in order."""
+
+    def __init__(self) -> None:
+        self.views: list[ScenarioView] = []
+
+    def add(self, result: ScenarioView) -> None:
+        self.views.append(result)
+
+    def close(self, summary: SuiteView) -> None:
+        return None
+
+    def abort(self) -> None:
+        self.views.clear()
+
+
 @pytest.mark.parametrize("keep", [0, 7, None])
 def test_a_feed_gets_the_one_process_views_and_the_same_results_are_kept(
     keep: int | None, tmp_path: Path
@@ -332,22 +363,21 @@ def test_a_feed_gets_the_one_process_views_and_the_same_results_are_kept(
     traces = tmp_path / "traces.json"
     traces.write_text("".join(_lines(True)), encoding="utf-8")
     scenarios = list(iter_scenarios(load_paths([suite])))
-    alone, pooled = ViewList(), ViewList()
+    alone, pooled = _Views(), _Views()
     one = evaluate_traces(
         [traces], scenarios, progress=ReportFeed.for_stream([alone]).add, keep=keep
     )
     many = evaluate_traces_in_workers(
         [traces],
         scenarios,
-        workers=2,
-        feed=ReportFeed.for_stream([pooled]),
+        executor=LocalPool(2),
+        progress=ReportFeed.for_stream([pooled]).add,
         keep=keep,
         slice_bytes=3_000,
     )
     assert pooled.views == alone.views
     assert len(alone.views) == 240
     assert many.scenarios == one.scenarios
-    assert all(type(result) is ScenarioResult for result in many.scenarios)
     assert (many.counts, many.omitted, many.warnings) == (one.counts, one.omitted, one.warnings)
 
 
@@ -362,7 +392,11 @@ def test_a_bad_line_in_the_second_slice_keeps_its_line_number(tmp_path: Path) ->
     scenarios = list(iter_scenarios(load_paths([suite])))
     errors: list[Any] = []
     many = evaluate_traces_in_workers(
-        [traces], scenarios, workers=2, errors=errors, slice_bytes=len("".join(lines)) // 2
+        [traces],
+        scenarios,
+        executor=LocalPool(2),
+        errors=errors,
+        slice_bytes=len("".join(lines)) // 2,
     )
     one = evaluate_traces([traces], scenarios)
     assert [error.line for error in errors] == [bad]
@@ -381,7 +415,7 @@ def test_a_trace_straddling_a_cut_is_scored_once_as_a_whole(tmp_path: Path) -> N
     scenarios = list(iter_scenarios(load_paths([suite])))
     seen: list[ScenarioResult] = []
     many = evaluate_traces_in_workers(
-        [traces], scenarios, workers=2, progress=seen.append, slice_bytes=cut - 1
+        [traces], scenarios, executor=LocalPool(2), progress=seen.append, slice_bytes=cut - 1
     )
     alone: list[ScenarioResult] = []
     one = evaluate_traces([traces], scenarios, progress=alone.append)
@@ -391,34 +425,12 @@ def test_a_trace_straddling_a_cut_is_scored_once_as_a_whole(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("keep", [2, 5])
-def test_reports_are_the_same_once_the_samples_keep_nothing_more(
-    keep: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Small samples fill with failures early: later slices send no view and no result."""
+def test_reports_of_small_samples_are_those_of_one_process(keep: int, tmp_path: Path) -> None:
+    """Samples that fill with failures early keep, over many slices, what one process keeps."""
     _, suite = _suite(tmp_path)
     traces = tmp_path / "traces.json"
     traces.write_text("".join(_lines(False)), encoding="utf-8")
     scenarios = list(iter_scenarios(load_paths([suite])))
-    marks = tmp_path / "saturated"
-    marks.mkdir()
-    with_views = harness.workers.task._with_views
-
-    def noted(output: Any, how: Any, kept: Any, saturated: bool) -> Any:
-        if saturated:  # runs in a forked worker: leave a mark the test can see
-            (marks / f"{os.getpid()}-{output.part.start}").touch()
-        return with_views(output, how, kept, saturated)
-
-    monkeypatch.setattr("harness.workers.task._with_views", noted)
-    load_counts = harness.workers.pool._load_counts
-    skipped: list[int] = []  # per slice the parent loaded without its whole part, its views
-
-    def counted(spooled: Any) -> Any:
-        with open(spooled.path, "rb") as fp:
-            pickle.load(fp)
-            skipped.append(len(pickle.load(fp).views))
-        return load_counts(spooled)
-
-    monkeypatch.setattr("harness.workers.pool._load_counts", counted)
 
     def run(folder: Path, pooled: bool) -> tuple[Any, dict[str, bytes]]:
         folder.mkdir()
@@ -432,7 +444,12 @@ def test_reports_are_the_same_once_the_samples_keep_nothing_more(
         feed = ReportFeed.for_stream(reporters)
         if pooled:
             result = evaluate_traces_in_workers(
-                [traces], scenarios, workers=2, feed=feed, keep=keep, slice_bytes=3_000
+                [traces],
+                scenarios,
+                executor=LocalPool(2),
+                progress=feed.add,
+                keep=keep,
+                slice_bytes=3_000,
             )
         else:
             result = evaluate_traces([traces], scenarios, progress=feed.add, keep=keep)
@@ -442,9 +459,6 @@ def test_reports_are_the_same_once_the_samples_keep_nothing_more(
 
     one, alone = run(tmp_path / "one", False)
     many, pooled = run(tmp_path / "many", True)
-    assert any(marks.iterdir()), "no slice was scored after the samples were full"
-    # slices in flight when the samples filled up came with views, which the parent skipped
-    assert sum(skipped) > 0, skipped
     assert {name: _unclocked(data) for name, data in pooled.items()} == {
         name: _unclocked(data) for name, data in alone.items()
     }
@@ -473,7 +487,7 @@ def test_a_killed_worker_leaves_the_results_of_one_process(
         pooled.append(result)
 
     many = evaluate_traces_in_workers(
-        [traces], scenarios, workers=2, progress=kill_a_worker_once, slice_bytes=2_000
+        [traces], scenarios, executor=LocalPool(2), progress=kill_a_worker_once, slice_bytes=2_000
     )
     alone: list[ScenarioResult] = []
     one = evaluate_traces([traces], scenarios, progress=alone.append)
@@ -483,3 +497,166 @@ def test_a_killed_worker_leaves_the_results_of_one_process(
     died = [w for w in many.warnings if "ended abruptly" in w]
     assert len(died) == 1 and "scored in this process" in died[0]
     assert len(many.warnings) == len(one.warnings) + 1
+
+
+# --- what crosses between the processes -------------------------------------------------------
+
+
+def test_a_passing_result_crosses_lean_and_comes_back_equal(tmp_path: Path) -> None:
+    """Every result of a file, whatever its status, is the same after lean() and full()."""
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    traces.write_text("".join(_lines(True, secret_at=19)), encoding="utf-8")
+    results: list[ScenarioResult] = []
+    evaluate_traces([traces], list(iter_scenarios(load_paths([suite]))), progress=results.append)
+    # again with an expected failure: its passing traces are xpassed, its failing ones xfailed
+    text = suite.read_text(encoding="utf-8")
+    suite.write_text(text.replace("  - name: refund\n", "  - name: refund\n    xfail: bug\n"))
+    evaluate_traces([traces], list(iter_scenarios(load_paths([suite]))), progress=results.append)
+    assert {r.status for r in results} == {"passed", "failed", "xfailed", "xpassed"}
+    heads: dict[Any, Any] = {}
+    entries = [lean(result, heads) for result in results]
+    assert [full(entry) for entry in pickle.loads(pickle.dumps(entries))] == results
+    for entry, result in zip(entries, results, strict=True):
+        assert (type(entry) is tuple) == (result.status == "passed"), result
+    assert len(heads) == 2  # one tuple for each scenario that passes (weather twice)
+
+
+def test_the_lean_form_covers_every_field_of_a_result() -> None:
+    """A field added to a result must be added to lean()/full() too (or it would be lost)."""
+    assert [f.name for f in dataclasses.fields(ScenarioResult)] == [
+        "suite",
+        "name",
+        "file",
+        "line",
+        "status",
+        "runs",
+        "repeat",
+        "pass_rate",
+        "xfail",
+        "reasons",
+        "duration",
+        "trace_id",
+        "source",
+    ]
+    assert [f.name for f in dataclasses.fields(RunResult)] == [
+        "index",
+        "passed",
+        "sample",
+        "scores",
+        "checks",
+        "error",
+        "duration",
+        "trace_id",
+        "paused",
+    ]
+
+
+def test_the_golden_reports_come_out_of_many_slices_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The golden file (secrets in arguments, failures with diffs) scored in slices of a few
+    traces each: byte for byte the golden JSON and JUnit reports, secrets masked."""
+    monkeypatch.setattr("harness.parallel.shards.SLICE_BYTES", 4_000)
+    monkeypatch.setattr("harness.parallel.shards._MIN_SLICE_BYTES", 2_000)
+    agent = tmp_path / "noop_agent.py"
+    agent.write_text("def build(model):\n    return None\n", encoding="utf-8")
+    suite = tmp_path / "scenarios.yaml"
+    suite.write_text(GOLDEN_SUITE.format(agent=agent), encoding="utf-8")
+    traces = tmp_path / "recorded.jsonl"
+    shutil.copyfile(GOLDEN / "recorded.jsonl", traces)
+    assert len(list(iter_slices([traces], shrinking_sizes(2)))) > 5
+    out, xml = tmp_path / "report.json", tmp_path / "report.xml"
+    args = ["eval-traces", str(traces), "--scenarios", str(suite), "--json", str(out)]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main([*args, "--junit-xml", str(xml), "--workers", "2"]) == 1
+    for report, golden in ((out, "report.json"), (xml, "report.xml")):
+        text = _golden_normalised(report.read_text(encoding="utf-8"), suite, traces)
+        assert text == (GOLDEN / golden).read_text(encoding="utf-8")
+
+
+def test_a_stop_signal_ends_the_workers_and_reports_what_was_scored(tmp_path: Path) -> None:
+    """Ctrl-C in the parent while slices are in flight: the workers are stopped with it, and
+    the results passed on so far are the run's, marked interrupted."""
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    traces.write_text("".join(_lines(False)), encoding="utf-8")
+    scenarios = list(iter_scenarios(load_paths([suite])))
+    seen: list[ScenarioResult] = []
+    workers: list[int] = []
+
+    def stop_once(result: ScenarioResult) -> None:
+        seen.append(result)
+        if len(seen) == 1:
+            workers.extend(child.pid or 0 for child in multiprocessing.active_children())
+            os.kill(os.getpid(), signal.SIGINT)  # as a Ctrl-C reaches the parent
+
+    many = evaluate_traces_in_workers(
+        [traces], scenarios, executor=LocalPool(2), progress=stop_once, slice_bytes=3_000
+    )
+    assert many.interrupted
+    assert 1 <= len(seen) < 240 and many.total == len(seen)
+    assert len(workers) == 2 and not multiprocessing.active_children()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+_TERMINATED = """
+import os, signal, sys
+from harness.parallel import LocalPool
+from harness.parallel.traces import evaluate_traces_in_workers
+from harness.scenarios import iter_scenarios, load_paths
+
+scenarios = list(iter_scenarios(load_paths([sys.argv[2]])))
+
+
+def terminate_once(result):
+    if not getattr(terminate_once, "done", False):
+        terminate_once.done = True
+        os.kill(os.getpid(), signal.SIGTERM)  # as CI cancels a job
+
+
+evaluate_traces_in_workers(
+    [sys.argv[1]], scenarios, executor=LocalPool(2), progress=terminate_once, slice_bytes=3_000
+)
+print("not stopped")
+"""
+
+
+def test_sigterm_ends_eval_traces_with_143_and_leaves_no_worker_or_spool(tmp_path: Path) -> None:
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    traces.write_text("".join(_lines(False)), encoding="utf-8")
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-c", _TERMINATED, str(traces), str(suite)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "TMPDIR": str(spool)},
+    )
+    assert proc.returncode == 143, proc.stderr
+    assert "not stopped" not in proc.stdout and "Traceback" not in proc.stderr
+    assert not list(spool.iterdir())  # the workers' spool folder was removed on the way out
+
+
+def test_the_job_and_its_slices_are_plain_data_another_machine_could_run(tmp_path: Path) -> None:
+    """What a remote executor would pickle (the job once, each slice) scores as the original."""
+    _, suite = _suite(tmp_path)
+    traces = tmp_path / "traces.json"
+    traces.write_text("".join(_lines(True)), encoding="utf-8")
+    scenarios = list(iter_scenarios(load_paths([suite])))
+    job = ScoreSlice(tuple(scenarios), None, (scenarios[1],))  # -k keeps the second scenario
+    parts = plan_slices([traces], 3_000)
+    assert len(parts) > 3
+    copy = pickle.loads(pickle.dumps(job))
+    for part in parts:
+        here, there = job(part), copy(pickle.loads(pickle.dumps(part)))
+        assert [full(entry) for entry in there.entries] == [full(entry) for entry in here.entries]
+        assert (there.deselected, there.unreadable, there.errors) == (
+            here.deselected,
+            here.unreadable,
+            here.errors,
+        )
+    assert sum(job(part).deselected for part in parts) == 120  # the other scenario's traces

@@ -1,4 +1,4 @@
-"""``harness run -n N`` (harness/run_workers.py) and ``agent_reuse: true`` (the runner)."""
+"""``harness run -n N`` (harness/parallel/runs.py) and ``agent_reuse: true`` (the runner)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from harness.run_workers import plan_shards, run_scenarios_in_workers, shard_concurrency
+from harness.parallel.runs import run_scenarios_in_workers
+from harness.parallel.shards import plan_shards, shard_concurrency
 from harness.runner import RunOptions, run_scenarios
 from harness.scenarios import iter_scenarios, load_paths
 from tests.support.paths import AGENT_FILE, FIXTURES, ROOT, SCENARIOS

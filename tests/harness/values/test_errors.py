@@ -58,8 +58,8 @@ def test_every_harness_error_class_is_a_harness_error_defined_in_errors() -> Non
     assert elsewhere == [], f"define these in harness/errors.py and import them: {elsewhere}"
 
 
-# A failed provider call is no fault of the input, so it is the one error that is no ValueError.
-NOT_VALUE_ERRORS = {"HarnessError", "ProviderError"}
+# A failed provider call or a worker process that died is no fault of the input: no ValueError.
+NOT_VALUE_ERRORS = {"HarnessError", "ProviderError", "WorkerLost"}
 
 
 def test_the_docstring_draws_every_error_and_input_errors_are_value_errors() -> None:

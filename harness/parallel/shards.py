@@ -1,9 +1,10 @@
-"""Cutting ``eval-traces --workers`` input into slices of whole, numbered lines.
+"""Cutting the work into shards: files into slices of whole lines, a selection into ranges.
 
-Each file is one :class:`~tracing.otlp_json.FileSlice`, or, when large, runs of whole lines
-whose size a :data:`SliceSizes` gives (at most :data:`SLICE_BYTES`, shrinking towards the end
-of the input); the parent counts the newlines on the way, so every slice knows the file line it
-starts at (docs/architecture.md, "Processes").
+``eval-traces`` shards are :class:`~tracing.otlp_json.FileSlice` s: each file, or, when large,
+runs of whole lines whose size a :data:`SliceSizes` gives (at most :data:`SLICE_BYTES`,
+shrinking towards the end of the input); the parent counts the newlines on the way, so every
+slice knows the file line it starts at. ``run -n`` shards are contiguous ranges of positions in
+the selection (:func:`plan_shards`). See docs/architecture.md, "Processes".
 """
 
 from __future__ import annotations
@@ -14,6 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from tracing.otlp_json import FileSlice
+
+__all__ = [
+    "SLICE_BYTES",
+    "SliceSizes",
+    "fixed_sizes",
+    "iter_slices",
+    "joined",
+    "neighbours",
+    "plan_shards",
+    "plan_slices",
+    "shard_concurrency",
+    "shrinking_sizes",
+]
 
 SLICE_BYTES = 8 * 1024 * 1024
 """Input per task: big enough that a task's overhead is small, small enough to stay in memory."""
@@ -30,7 +44,7 @@ def plan_slices(paths: Sequence[str | Path], slice_bytes: int) -> list[FileSlice
 
     A file that cannot be read stays one slice: the scoring reports it as one process would.
     """
-    return list(_iter_slices(paths, fixed_sizes(slice_bytes)))
+    return list(iter_slices(paths, fixed_sizes(slice_bytes)))
 
 
 SliceSizes = Callable[[int], int]
@@ -53,7 +67,7 @@ def shrinking_sizes(workers: int) -> SliceSizes:
     return lambda left: min(SLICE_BYTES, max(_MIN_SLICE_BYTES, left // share))
 
 
-def _iter_slices(paths: Iterable[str | Path], sizes: SliceSizes) -> Iterator[FileSlice]:
+def iter_slices(paths: Iterable[str | Path], sizes: SliceSizes) -> Iterator[FileSlice]:
     """:func:`plan_slices` by ``sizes``, one slice at a time (the first is scored while the
     rest are cut)."""
     paths = list(paths)
@@ -107,7 +121,7 @@ def _newlines(fp: Any, length: int) -> int:
     return count
 
 
-def _joined(first: FileSlice, second: FileSlice) -> FileSlice:
+def joined(first: FileSlice, second: FileSlice) -> FileSlice:
     """Two neighbouring slices of one file as one."""
     count = None
     if first.line_count is not None and second.line_count is not None:
@@ -115,9 +129,22 @@ def _joined(first: FileSlice, second: FileSlice) -> FileSlice:
     return FileSlice(first.path, first.start, first.first_line, count)
 
 
-def _neighbours(first: FileSlice, second: FileSlice) -> bool:
+def neighbours(first: FileSlice, second: FileSlice) -> bool:
+    """Does ``second`` start on the line after ``first`` ends, in the same file?"""
     return (
         os.fspath(first.path) == os.fspath(second.path)
         and first.line_count is not None
         and first.first_line + first.line_count == second.first_line
     )
+
+
+def plan_shards(count: int, workers: int) -> list[range]:
+    """``count`` positions as ``workers`` contiguous, nearly equal ranges (none empty)."""
+    workers = max(1, min(workers, count))
+    return [range(i * count // workers, (i + 1) * count // workers) for i in range(workers)]
+
+
+def shard_concurrency(concurrency: int, workers: int) -> list[int]:
+    """Split a total ``concurrency`` between ``workers`` (the first ones take the remainder)."""
+    base, extra = divmod(concurrency, workers)
+    return [base + (1 if index < extra else 0) for index in range(workers)]

@@ -13,9 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from harness.metrics.base import Score
-
-# Re-exported for callers that imported them from here before redaction got its own module.
-from harness.redaction import Scrubber, jsonable
 from harness.sample import Sample
 from tracing.frozen import quick_init
 from tracing.records import ToolCall
@@ -30,10 +27,8 @@ __all__ = [
     "ResultSample",
     "RunResult",
     "ScenarioResult",
-    "Scrubber",
     "Status",
     "SuiteResult",
-    "jsonable",
     "score_line",
 ]
 

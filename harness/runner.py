@@ -38,14 +38,8 @@ from langchain_core.runnables import RunnableConfig
 
 from harness.invocation import TurnOutcome, converse, record_sample, run_config, score_run
 from harness.isolation import DaemonExecutor, LoopBlocked, LoopWatch, Outcome, StopState, contained
-from harness.redaction import Redactor
-from harness.result import (
-    ErrorInfo,
-    RunResult,
-    ScenarioResult,
-    Scrubber,
-    SuiteResult,
-)
+from harness.redaction import Redactor, Scrubber
+from harness.result import ErrorInfo, RunResult, ScenarioResult, SuiteResult
 from harness.run_output import OUTPUT_ATTRIBUTE, encode_output
 from harness.scenarios import Scenario
 from harness.scenarios.agents import AgentSession

@@ -4,16 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from harness.errors import SampleError
 from harness.expectation import Expectation
 from tracing.records import InvalidToolCall, ToolCall, content_text
 
-if TYPE_CHECKING:
-    from tracing.callback import ToolCallRecorder
-
 ExpectationLike = Expectation | ToolCall | Mapping[str, Any]
+
+
+class Recorded(Protocol):
+    """What :meth:`Sample.from_recorder` reads: ``ToolCallRecorder``, ``RecorderTurn``, or yours."""
+
+    def calls(self) -> list[ToolCall]:
+        """The recorded calls, in request order."""
+        ...
+
+    def last_output(self) -> Any:
+        """The final answer of the last run that finished (None when there is none)."""
+        ...
 
 
 def _coerce_expectations(items: Iterable[ExpectationLike] | None) -> list[Expectation]:
@@ -126,12 +135,20 @@ class Sample:
     @classmethod
     def from_recorder(
         cls,
-        recorder: ToolCallRecorder,
+        recorder: Recorded,
         expected_tool_calls: Iterable[ExpectationLike] | None = None,
+        *,
+        output: Any = None,
         **kwargs: Any,
     ) -> Sample:
-        """Take the calls a ToolCallRecorder saw, in request order."""
-        return cls(tool_calls=recorder.calls(), expected_tool_calls=expected_tool_calls, **kwargs)
+        """The calls a recorder (or one of its turns) saw, in request order; ``output``
+        defaults to its last finished run's final answer."""
+        return cls(
+            tool_calls=recorder.calls(),
+            expected_tool_calls=expected_tool_calls,
+            output=recorder.last_output() if output is None else output,
+            **kwargs,
+        )
 
 
 def _message_role(message: Any) -> str | None:

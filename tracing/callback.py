@@ -97,7 +97,6 @@ from tracing.final_answer import STRUCTURED_RESPONSE_KEY, plain_structure, struc
 from tracing.records import RAW_ARGUMENTS_KEY, InvalidToolCall, ToolCall, parse_arguments
 
 if TYPE_CHECKING:
-    from harness.sample import ExpectationLike, Sample
     from tracing.capture import RecorderTurn
 
 __all__ = ["ToolCallRecorder"]
@@ -207,27 +206,6 @@ class ToolCallRecorder(BaseCallbackHandler):
                 scope.ordered(calls)
                 grouped[str(scope.root_run_id)] = calls
         return grouped
-
-    def sample(
-        self,
-        expected: Iterable[ExpectationLike] | None = None,
-        *,
-        input: Any = None,
-        output: Any = None,
-        **kwargs: Any,
-    ) -> Sample:
-        """A Sample of everything recorded; ``output`` defaults to the last run's final answer."""
-        from harness.sample import Sample  # harness depends on tracing, never the reverse
-
-        if output is None:
-            output = self.last_output()
-        return Sample(
-            input=input,
-            tool_calls=self.calls(),
-            expected_tool_calls=expected,
-            output=output,
-            **kwargs,
-        )
 
     def last_output(self) -> Any:
         """The final AI message content of the most recent top-level graph run that finished."""

@@ -12,10 +12,10 @@ import math
 import re
 import threading
 from collections.abc import Callable, Hashable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from harness.redaction.keys import Redactor
-from harness.redaction.secrets import collect_secrets, secrets_in
+from harness.redaction.secrets import ResultRuns, RunSample, SuiteRuns, collect_secrets, secrets_in
 from harness.redaction.values import (
     _INT_BITS_SAFE,
     _SCRUB_PAD,
@@ -24,9 +24,6 @@ from harness.redaction.values import (
     _cut,
     _Render,
 )
-
-if TYPE_CHECKING:  # the result model imports this package: no import back at run time
-    from harness.result import RunResult, ScenarioResult, SuiteResult
 
 __all__ = ["Scrubber", "SecretBook", "StreamScrubber"]
 
@@ -70,13 +67,13 @@ class Scrubber:
         )
 
     @classmethod
-    def for_runs(cls, redactor: Redactor | None, runs: Iterable[RunResult]) -> Scrubber:
+    def for_runs(cls, redactor: Redactor | None, runs: Iterable[RunSample]) -> Scrubber:
         """A scrubber for everything these runs recorded or expected."""
         redactor = Redactor() if redactor is None else redactor
         return cls(redactor, collect_secrets(runs, redactor))
 
     @classmethod
-    def for_suite(cls, redactor: Redactor | None, result: SuiteResult) -> Scrubber:
+    def for_suite(cls, redactor: Redactor | None, result: SuiteRuns) -> Scrubber:
         """A scrubber for every run of every scenario of a suite result."""
         return cls.for_runs(redactor, (run for s in result.scenarios for run in s.runs))
 
@@ -154,11 +151,11 @@ class Scrubber:
             found = self._constants[key] = make()
         return found  # type: ignore[no-any-return]
 
-    def for_result(self, result: ScenarioResult) -> Scrubber:
+    def for_result(self, result: ResultRuns) -> Scrubber:
         """The scrubber for one result of the suite: this one (it knows every run)."""
         return self
 
-    def for_summary(self, summary: SuiteResult) -> Scrubber:
+    def for_summary(self, summary: SuiteRuns) -> Scrubber:
         """The scrubber for the suite's own text (warnings): this one."""
         return self
 
@@ -216,7 +213,7 @@ class StreamScrubber:
         self._seen: set[str] = set()
         self._current = Scrubber(self.redactor)
 
-    def for_result(self, result: ScenarioResult) -> Scrubber:
+    def for_result(self, result: ResultRuns) -> Scrubber:
         """The scrubber to render ``result`` with."""
         own = collect_secrets(result.runs, self.redactor)
         new = [secret for secret in own if secret not in self._seen]
@@ -229,7 +226,7 @@ class StreamScrubber:
             return self._current
         return Scrubber(self.redactor, self._seen.union(own))  # its own always count
 
-    def for_summary(self, summary: SuiteResult) -> Scrubber:
+    def for_summary(self, summary: SuiteRuns) -> Scrubber:
         """The scrubber for the stream's summary: the remembered secrets and the kept runs'.
 
         The summary of a stream is a bounded sample (its warnings, its kept results); the same

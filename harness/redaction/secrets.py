@@ -9,16 +9,65 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from harness.redaction.values import jsonable, safe_repr
 
-if TYPE_CHECKING:  # the result model imports this package: no import back at run time
+if TYPE_CHECKING:
     from harness.redaction.keys import Redactor
-    from harness.result import RunResult
 
-__all__ = ["MIN_SECRET_LENGTH", "collect_secrets", "secrets_in"]
+__all__ = [
+    "MIN_SECRET_LENGTH",
+    "ResultRuns",
+    "RunSample",
+    "SuiteRuns",
+    "collect_secrets",
+    "secrets_in",
+]
+
+
+# What redaction reads of the result model (harness.result), which imports this package: the
+# bottom layer names no class above it (docs/architecture.md, "Layers").
+class _Call(Protocol):
+    @property
+    def args(self) -> Mapping[str, Any]: ...
+    @property
+    def result(self) -> Any: ...
+
+
+class _Expected(Protocol):
+    @property
+    def args(self) -> Mapping[str, Any]: ...
+
+
+class _Sample(Protocol):
+    @property
+    def tool_calls(self) -> Sequence[_Call] | None: ...
+    @property
+    def expected_tool_calls(self) -> Sequence[_Expected]: ...
+
+
+class RunSample(Protocol):
+    """A run as redaction reads it (``RunResult``): the sample it recorded, if any."""
+
+    @property
+    def sample(self) -> _Sample | None: ...
+
+
+class ResultRuns(Protocol):
+    """A scenario result as redaction reads it (``ScenarioResult``): its runs."""
+
+    @property
+    def runs(self) -> Sequence[RunSample]: ...
+
+
+class SuiteRuns(Protocol):
+    """A suite result as redaction reads it (``SuiteResult``): its scenario results."""
+
+    @property
+    def scenarios(self) -> Sequence[ResultRuns]: ...
+
 
 MIN_SECRET_LENGTH: Final = 3
 """Shorter values under a secret key are not scrubbed out of free text: masking every "1" or
@@ -30,7 +79,7 @@ _MAX_SECRET_LENGTH = 4096
 """Longer values under a secret key are masked by key but not searched for in free text."""
 
 
-def collect_secrets(runs: Iterable[RunResult], redactor: Redactor) -> frozenset[str]:
+def collect_secrets(runs: Iterable[RunSample], redactor: Redactor) -> frozenset[str]:
     """The values found under redacted keys in these runs' calls, results and expectations.
 
     Each sample is searched once per redactor: the progress line, the root span and the reports

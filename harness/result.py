@@ -14,7 +14,6 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from harness.metrics.base import Score
 from harness.sample import Sample
-from tracing.frozen import quick_init
 from tracing.records import ToolCall
 
 __all__ = [
@@ -44,7 +43,6 @@ ErrorPhase = Literal["factory", "run", "timeout", "scoring", "match"]
 """``match``: ``harness eval-traces`` found no scenario for a recorded trace."""
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class CheckResult:
     """The verdict of a ``forbid``, ``no_errors`` or ``output`` check on one run."""
@@ -57,7 +55,6 @@ class CheckResult:
     """Indices (into the run's recorded calls) of the calls that broke the check."""
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
     """Why a run errored: the exception type and message, its traceback, and the phase."""
@@ -75,7 +72,6 @@ class ErrorInfo:
         return f"{self.type}: {self.message}" if self.message else self.type
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """One run of a scenario (``repeat`` gives several): what was captured and how it scored."""
@@ -154,7 +150,6 @@ class ScenarioIdentity:
         return f"{self.file}:{self.line}" if self.line else self.file
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ScenarioResult(ScenarioIdentity):
     """A scenario's verdict over all its runs, with the reasons for anything not passed."""

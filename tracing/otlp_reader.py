@@ -40,7 +40,6 @@ from typing import Any
 import orjson
 
 from tracing.conventions import ERROR_TYPE, CallSpanKind, classify
-from tracing.frozen import quick_init
 from tracing.joining import calls_from_classified
 from tracing.otlp_decode import KnownIds, SpanFields, span_fields, spans_of, why_skipped
 from tracing.records import ToolCall
@@ -87,8 +86,7 @@ class _OpenTrace:
     root: SpanView | None = None
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class OtlpTrace:
     """One complete trace as the reader hands it out: what scoring needs, nothing more."""
 

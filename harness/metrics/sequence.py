@@ -9,10 +9,9 @@ reproduces Ragas's sort-and-zip pairing, string comparison and length-mismatch z
 from __future__ import annotations
 
 import functools
-import marshal
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
@@ -108,7 +107,7 @@ class ToolCallSequenceAccuracy:
         compare = self._compare
         if compare is None:
             scorer = _EXACT
-            scores = _exact_scores(expected, actual, k)
+            scores = [_exact_score(expected[i], actual[i]) for i in range(k)]
         else:
             scorer = _PairScorer(compare)
             scores = [scorer.score(expected[i], actual[i]) for i in range(k)]
@@ -333,28 +332,6 @@ def _perfect_args(pattern: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
     return args_match(pattern, args)
 
 
-def _exact_scores(expected: list[Expectation], actual: list[ToolCall], k: int) -> list[float]:
-    """``_exact_score`` of the first ``k`` positional pairs; an identical call scores 1.0 at once.
-
-    Equal bytes (``Expectation.exact``, harness.values.pattern_bytes) mean every reference
-    argument is present and equal, so only the other pairs are compared value by value.
-    """
-    scores: list[float] = []
-    for i in range(k):
-        exp, call = expected[i], actual[i]
-        exact = exp.exact
-        if exact is not None:
-            try:
-                same = exact == _dumps(call.args, 2)  # harness.values.call_bytes, inlined
-            except ValueError:
-                same = False
-            if same:
-                scores.append(1.0)
-                continue
-        scores.append(_exact_score(exp, call))
-    return scores
-
-
 def _exact_score(exp: Expectation, call: ToolCall) -> float:
     """Mean over the reference args of value equivalence (matchers allowed); extras ignored.
 
@@ -374,9 +351,6 @@ def _exact_score(exp: Expectation, call: ToolCall) -> float:
         elif match_value(expected, value):
             hits += 1
     return hits / len(pattern)
-
-
-_dumps: Callable[[Any, int], bytes] = marshal.dumps
 
 
 class _PairScorer:

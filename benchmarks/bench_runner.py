@@ -61,6 +61,7 @@ from harness.models.scripted import ScriptedChatModel
 from harness.models.wrapping import Turn, TurnChatModel
 from harness.parallel.runs import run_scenarios_in_workers
 from harness.runner import RunOptions, run_scenarios
+from harness.sample import Sample
 from harness.scenarios import AgentRef, Scenario
 from tracing.callback import ToolCallRecorder
 
@@ -266,7 +267,7 @@ def bare(count: int, variant: str, concurrency: int) -> Timing:
             agent = shared if shared is not None else kind.factory(scenario.model)
             recorder = ToolCallRecorder()
             await agent.ainvoke(scenario.input, recorder.config)
-            recorder.sample(expected=list(scenario.expected))
+            Sample.from_recorder(recorder, list(scenario.expected))
 
     async def go() -> None:
         # the executor run_scenarios gives the loop (sync tools run there): like for like

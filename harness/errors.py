@@ -313,6 +313,8 @@ class ReportVersionError(ReportError):
         super().__init__(message, path=path, field="schema_version")
         self.version = version
         """The ``schema_version`` the report gives."""
+
+
 class WorkerLost(HarnessError):
     """A worker process ended without a shard's result (a signal, the out-of-memory killer,
     ``os._exit``): it will never come (harness/parallel/)."""

@@ -47,7 +47,6 @@ from harness.sample import Sample
 from harness.scenarios import Scenario
 from harness.scoring import NOT_CAPTURED, all_passed, judge, scored_run, verdict
 from tracing.conventions import GENAI_OUTPUT_MESSAGES, SCENARIO_NAME, CallSpanKind, classify
-from tracing.frozen import quick_init
 from tracing.otlp_reader import OtlpJsonError, OtlpJsonReader, OtlpTrace
 from tracing.records import ToolCall
 from tracing.span_reading import json_value
@@ -66,7 +65,6 @@ SUITE_ATTRIBUTE = "harness.suite"
 UNMATCHED_SUITE = "(no scenario)"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class RecordedTrace:
     """One complete trace from a file: its tool calls, its root span, and where it was read."""

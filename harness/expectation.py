@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.matching import pattern_bytes
 from harness.values import (
     ArgCheck,
     args_equal,
@@ -14,7 +15,6 @@ from harness.values import (
     check_args,
     compile_args,
     describe_pattern,
-    pattern_bytes,
     pattern_to_json,
 )
 from tracing.records import InvalidToolCall, ToolCall, parse_arguments
@@ -62,7 +62,7 @@ class Expectation:
     exact: bytes | None = field(init=False, repr=False, compare=False)
     """The compiled args as bytes when they are plain literals and the expectation is not scoped
     (else None): computed once here so the metrics recognise an identical call without comparing
-    value by value (:func:`harness.values.pattern_bytes`)."""
+    value by value (:func:`harness.matching.pattern_bytes`)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:

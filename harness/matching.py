@@ -35,9 +35,10 @@ it against scipy when scipy is installed, and on pinned cases without it).
 
 from __future__ import annotations
 
+import marshal
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -572,3 +573,56 @@ def ordered_alignment(
                 j = jj + 1
                 break
     return _result(pairs, n, m)
+
+
+# ---------------------------------------------------------------------------------------------
+# Identical arguments as bytes: the metrics' one byte-level shortcut
+#
+# ``match_count`` (harness/metrics/_common.py) pairs a call whose argument bytes equal an
+# expectation's (``Expectation.exact``) without comparing values one by one. Measured on
+# ToolCallAccuracy: 11 µs a sample with it, 32 µs without. marshal format 2 tags exact types
+# (int / float / bool / str / list / tuple / dict differ), writes floats as their 8 bytes, and has
+# no back-references or "interned" flag, so two equal plain values always give equal bytes
+# (format 3 and later mark interned strings and shared objects).
+_dumps: Callable[[Any, int], bytes] = marshal.dumps
+_BYTES_FORMAT = 2
+
+
+def call_bytes(args: Mapping[str, Any]) -> bytes | None:
+    """A call's arguments serialised for comparison with :func:`pattern_bytes`.
+
+    None when ``args`` holds something that cannot be serialised (a subclass, a custom type).
+    """
+    try:
+        return _dumps(args, _BYTES_FORMAT)
+    except ValueError:
+        return None
+
+
+def pattern_bytes(pattern: Mapping[str, Any]) -> bytes | None:
+    """Bytes that a call's :func:`call_bytes` equals only if ``args_equal(pattern, args)`` holds.
+
+    Defined for plain literal patterns (exact dict with str keys, list, str, int, float other than
+    NaN, bool, None; no matcher, no tuple, no subclass); None otherwise. Equal bytes mean the same
+    exact types holding equal values in the same order, which ``strict_equal`` accepts at every
+    depth (docs/metrics.md, Values); NaN is excluded because its bytes equal themselves. Unequal
+    bytes prove nothing (``3`` vs ``3.0`` at the top, dict order): callers fall back to
+    ``args_match`` / ``args_equal``.
+    """
+    if pattern.__class__ is not dict or not _plain(pattern):
+        return None
+    return _dumps(pattern, _BYTES_FORMAT)
+
+
+def _plain(value: Any) -> bool:
+    """Is ``value`` built only of exact JSON types, with no NaN anywhere?"""
+    cls = value.__class__
+    if cls is str or cls is int or cls is bool or value is None:
+        return True
+    if cls is float:
+        return bool(value == value)
+    if cls is dict:
+        return all(key.__class__ is str and _plain(item) for key, item in value.items())
+    if cls is list:
+        return all(_plain(item) for item in value)
+    return False

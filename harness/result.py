@@ -13,11 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from harness.metrics.base import Score
-
-# Re-exported for callers that imported them from here before redaction got its own module.
-from harness.redaction import Scrubber, jsonable
 from harness.sample import Sample
-from tracing.frozen import quick_init
 from tracing.records import ToolCall
 
 __all__ = [
@@ -33,10 +29,8 @@ __all__ = [
     "ResultSample",
     "RunResult",
     "ScenarioResult",
-    "Scrubber",
     "Status",
     "SuiteResult",
-    "jsonable",
     "score_line",
 ]
 
@@ -59,7 +53,6 @@ ErrorPhase = Literal["factory", "run", "timeout", "scoring", "match"]
 """``match``: ``harness eval-traces`` found no scenario for a recorded trace."""
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class CheckResult:
     """The verdict of a ``forbid``, ``no_errors`` or ``output`` check, or of a rule, on one run."""
@@ -86,7 +79,6 @@ class CheckResult:
         return not self.passed and self.severity == "warn"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
     """Why a run errored: the exception type and message, its traceback, and the phase."""
@@ -104,7 +96,6 @@ class ErrorInfo:
         return f"{self.type}: {self.message}" if self.message else self.type
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """One run of a scenario (``repeat`` gives several): what was captured and how it scored."""
@@ -193,7 +184,6 @@ class ScenarioIdentity:
         return f"{self.file}:{self.line}" if self.line else self.file
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ScenarioResult(ScenarioIdentity):
     """A scenario's verdict over all its runs, with the reasons for anything not passed."""

@@ -57,14 +57,8 @@ from harness.isolation import (
     counting_waits,
 )
 from harness.isolation import build_in_thread as _build_in_thread
-from harness.redaction import Redactor
-from harness.result import (
-    ErrorInfo,
-    RunResult,
-    ScenarioResult,
-    Scrubber,
-    SuiteResult,
-)
+from harness.redaction import Redactor, Scrubber
+from harness.result import ErrorInfo, RunResult, ScenarioResult, SuiteResult
 from harness.run_output import OUTPUT_ATTRIBUTE, encode_output
 from harness.scenarios import Scenario
 from harness.scenarios.agents import AgentSession

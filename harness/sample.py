@@ -4,16 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from harness.errors import SampleError
 from harness.expectation import Expectation
 from tracing.records import InvalidToolCall, ToolCall, content_text
 
-if TYPE_CHECKING:
-    from tracing.callback import ToolCallRecorder
-
 ExpectationLike = Expectation | ToolCall | Mapping[str, Any]
+
+
+class Recorded(Protocol):
+    """What :meth:`Sample.from_recorder` reads: ``ToolCallRecorder``, ``RecorderTurn``, or yours."""
+
+    def calls(self) -> list[ToolCall]:
+        """The recorded calls, in request order."""
+        ...
+
+    def last_output(self) -> Any:
+        """The final answer of the last run that finished (None when there is none)."""
+        ...
 
 
 def _coerce_expectations(items: Iterable[ExpectationLike] | None) -> list[Expectation]:
@@ -126,19 +135,25 @@ class Sample:
     @classmethod
     def from_recorder(
         cls,
-        recorder: ToolCallRecorder,
+        recorder: Recorded,
         expected_tool_calls: Iterable[ExpectationLike] | None = None,
+        *,
+        output: Any = None,
         **kwargs: Any,
     ) -> Sample:
-        """Take the calls a ToolCallRecorder saw, in request order, and its model calls (under
-        ``metadata["model_calls"]``, where rules read them: ``harness.rules.Trajectory``)."""
+        """The calls a recorder (or one of its turns) saw, in request order, and its model calls
+        when it keeps them (under ``metadata["model_calls"]``, where rules read them:
+        ``harness.rules.Trajectory``); ``output`` defaults to its last finished run's answer."""
         from harness.rules.trajectory import MODEL_CALLS_KEY
 
         metadata = dict(kwargs.pop("metadata", None) or {})
-        metadata.setdefault(MODEL_CALLS_KEY, recorder.model_calls())
+        model_calls = getattr(recorder, "model_calls", None)
+        if model_calls is not None:
+            metadata.setdefault(MODEL_CALLS_KEY, model_calls())
         return cls(
             tool_calls=recorder.calls(),
             expected_tool_calls=expected_tool_calls,
+            output=recorder.last_output() if output is None else output,
             metadata=metadata,
             **kwargs,
         )

@@ -12,7 +12,6 @@ with a misleading reason (docs/observability.md, "Score recorded traces offline"
 
 from __future__ import annotations
 
-import functools
 import math
 import traceback
 from collections.abc import Sequence
@@ -283,23 +282,15 @@ def check_forbid(
         for index, call in enumerate(calls)
         if call.name in names and (agent is None or agent_matches(agent, call.agent))
     ]
-    if not hits:
-        return _forbid_passed(tuple(forbidden), agent)
-    bad = tuple(hits)
     where = f"{agent}: " if agent is not None else ""
+    if not hits:
+        return CheckResult("forbid", True, f"{where}no call of {', '.join(forbidden)}")
+    bad = tuple(hits)
     shown = ", ".join(f"#{i + 1} {calls[i].describe()}" for i in bad[:3])
     more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
     return CheckResult(
         "forbid", False, f"{where}forbidden tool called: {shown}{more}", "unexpected_call", bad
     )
-
-
-@functools.lru_cache(maxsize=256)
-def _forbid_passed(forbidden: tuple[str, ...], agent: str | None) -> CheckResult:
-    """The passing forbid check, the same for every run of a scenario: built once (a frozen
-    result shared by every run that passes it, ``harness eval-traces`` scores thousands)."""
-    where = f"{agent}: " if agent is not None else ""
-    return CheckResult("forbid", True, f"{where}no call of {', '.join(forbidden)}")
 
 
 def calls_in_agent(calls: Sequence[ToolCall], agent: str) -> list[ToolCall]:

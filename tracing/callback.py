@@ -103,7 +103,6 @@ from tracing.model_calls import ModelCallLog
 from tracing.records import RAW_ARGUMENTS_KEY, InvalidToolCall, ModelCall, ToolCall, parse_arguments
 
 if TYPE_CHECKING:
-    from harness.sample import ExpectationLike, Sample
     from tracing.capture import RecorderTurn
 
 __all__ = ["ToolCallRecorder"]
@@ -220,27 +219,6 @@ class ToolCallRecorder(BaseCallbackHandler):
         order, the final answer's included; with ``run_id``, only that top-level run's."""
         with self._lock:
             return self._models.calls(None if run_id is None else (str(run_id),))
-
-    def sample(
-        self,
-        expected: Iterable[ExpectationLike] | None = None,
-        *,
-        input: Any = None,
-        output: Any = None,
-        **kwargs: Any,
-    ) -> Sample:
-        """A Sample of everything recorded; ``output`` defaults to the last run's final answer."""
-        from harness.sample import Sample  # harness depends on tracing, never the reverse
-
-        if output is None:
-            output = self.last_output()
-        return Sample(
-            input=input,
-            tool_calls=self.calls(),
-            expected_tool_calls=expected,
-            output=output,
-            **kwargs,
-        )
 
     def last_output(self) -> Any:
         """The final AI message content of the most recent top-level graph run that finished."""

@@ -18,16 +18,13 @@ starts by hand with ``threading.Thread`` does not inherit the context and is not
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Iterator
+from typing import Any, Generic, TypeVar
 
 from langchain_core.tracers.context import register_configure_hook
 
 from tracing.callback import ToolCallRecorder
 from tracing.records import ModelCall, ToolCall
-
-if TYPE_CHECKING:
-    from harness.sample import ExpectationLike, Sample
 
 __all__ = ["RecorderTurn", "ToolCapture", "active_recorder", "capture_tool_calls"]
 
@@ -117,7 +114,7 @@ class RecorderTurn(_Block["RecorderTurn"]):
 
     A call requested in this turn and resumed in a later one (an interrupted tool) stays in
     this turn, with its final status, as ``harness run`` scores turns. Iterating gives the
-    calls, so ``expect_tools(turn)`` works; :meth:`sample` gives a Sample.
+    calls, so ``expect_tools(turn)`` works; ``Sample.from_recorder(turn)`` gives a Sample.
     """
 
     __slots__ = ("_before", "_recorder", "_runs")
@@ -163,9 +160,6 @@ class RecorderTurn(_Block["RecorderTurn"]):
         """How many calls this turn made."""
         return len(self.calls())
 
-    def sample(self, expected: Iterable[ExpectationLike] | None = None, **kwargs: Any) -> Sample:
-        """A Sample of this turn's calls (``output`` defaults to the recorder's last answer)."""
-        from harness.sample import Sample  # harness depends on tracing, never the reverse
-
-        kwargs.setdefault("output", self._recorder.last_output())
-        return Sample(tool_calls=self.calls(), expected_tool_calls=expected, **kwargs)
+    def last_output(self) -> Any:
+        """The final answer of the recorder's last finished run (this turn's, once it ended)."""
+        return self._recorder.last_output()

@@ -31,7 +31,6 @@ from tracing.span_view import SpanEvent, SpanStatus, SpanView
 if TYPE_CHECKING:
     from opentelemetry.context import Context
 
-    from harness.sample import ExpectationLike, Sample
     from tracing.otel.trace_run import TraceRun
 
 # The conversion's names stay importable from here, where callers first found them.
@@ -291,28 +290,6 @@ class ToolCallSpanExporter(SpanExporter, SpanProcessor):
             traces = list(groups)
             calls = self._unions[linked] = self._join(traces, groups).calls
         return calls
-
-    def sample(
-        self,
-        trace_id: str,
-        *,
-        expected: Iterable[ExpectationLike] | None = None,
-        input: Any = None,
-    ) -> Sample:
-        """A Sample of one trace's calls (``tool_calls`` is None when the trace is unknown)."""
-        from harness.sample import Sample  # harness depends on tracing, never the reverse
-
-        known = trace_id.lower() in self.trace_ids()
-        return Sample(
-            input=input,
-            tool_calls=self.calls(trace_id) if known else None,
-            expected_tool_calls=expected,
-            trace_id=trace_id.lower(),
-        )
-
-    def samples(self) -> dict[str, Sample]:
-        """One Sample per trace, keyed by trace id, in arrival order."""
-        return {trace_id: self.sample(trace_id) for trace_id in self.trace_ids()}
 
     def clear(self) -> None:
         """Forget every collected span."""

@@ -40,7 +40,6 @@ from typing import Any
 import orjson
 
 from tracing.conventions import ERROR_TYPE, CallSpanKind, classify
-from tracing.frozen import quick_init
 from tracing.joining import calls_from_classified
 from tracing.otel.producers import agent_name_of
 from tracing.otlp_decode import (
@@ -99,8 +98,7 @@ class _OpenTrace:
     agents: list[tuple[int, str]] = field(default_factory=list)
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class OtlpTrace:
     """One complete trace as the reader hands it out: what scoring needs, nothing more."""
 

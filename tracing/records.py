@@ -7,8 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tracing.frozen import quick_init
-
 CallStatus = Literal["ok", "error", "requested", "interrupted", "invalid"]
 """What became of a call (docs/capture.md; scoring in docs/metrics.md "Call statuses").
 
@@ -84,7 +82,6 @@ def _preview(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class Attempt:
     """One execution of a call: how it ended, its error text, and when (ns since the epoch)."""
@@ -95,7 +92,6 @@ class Attempt:
     ended_at: int | None = None
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool call: its name and arguments, plus what is known of its execution."""
@@ -240,7 +236,6 @@ class ToolCall:
         return f"{self.name}({inner})"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelCall:
     """One model turn: its token usage as the provider reported it, and when it ran.

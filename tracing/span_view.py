@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from opentelemetry.trace import StatusCode
 
-from tracing.frozen import quick_init
-
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
@@ -23,8 +21,7 @@ __all__ = ["SpanEvent", "SpanStatus", "SpanView"]
 SpanStatus = Literal["UNSET", "OK", "ERROR"]
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SpanEvent:
     """One span event: its name, attributes and time (ns since the epoch; 0 when unknown)."""
 
@@ -33,8 +30,7 @@ class SpanEvent:
     time_ns: int = 0
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SpanView:
     """The parts of a finished span the tool-call conversion reads; ids are lowercase hex."""
 

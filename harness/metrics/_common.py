@@ -8,7 +8,6 @@ module's own small helpers. Anything two metric modules need lives here.
 from __future__ import annotations
 
 import json
-import marshal
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
@@ -19,14 +18,13 @@ from rapidfuzz.distance import Levenshtein
 
 from harness.errors import MetricConfigError
 from harness.expectation import Expectation
-from harness.matching import max_matching
+from harness.matching import call_bytes, max_matching
 from harness.metrics.base import Details, Issue, Score, make_score
 from harness.text import shorten
 from harness.values import (
     ABSENT,
     ArgDiff,
     args_key,
-    call_bytes,
     describe_pattern,
     pointer_token,
 )
@@ -381,8 +379,6 @@ _GREEDY_LIMIT = 4096
 _CHECK_BUDGET = 1024
 """Most edge tests spent proving a greedy matching maximum before the exact engine takes over."""
 
-_dumps: Callable[[Any, int], bytes] = marshal.dumps
-
 ArgsRelation = Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
 """``relation(expected pattern, actual args)``: may this expectation pair with that call?"""
 
@@ -414,9 +410,8 @@ def match_count(
         # an invalid call pairs with nothing (Expectation.pairs_with)
         if exact is None or exp.name != call.name or call.status == "invalid":
             return _count_rest(expected, actual, relation, keyed, count, None)
-        try:
-            key = _dumps(call.args, 2)  # harness.values.call_bytes, inlined
-        except ValueError:
+        key = call_bytes(call.args)
+        if key is None:
             return _count_rest(expected, actual, relation, keyed, count, _NO_BYTES)
         if key != exact:
             return _count_rest(expected, actual, relation, keyed, count, key)
@@ -530,13 +525,9 @@ def _identical(
 
 
 def _call_keys(actual: Sequence[ToolCall], start: int) -> list[bytes | None]:
-    """The bytes of the arguments of the calls from ``start`` on (harness.values.call_bytes),
+    """The bytes of the arguments of the calls from ``start`` on (:func:`call_bytes`),
     :data:`_NO_BYTES` for those that have none."""
-    try:
-        # One comprehension, as this runs for most samples scored.
-        return [_dumps(actual[j].args, 2) for j in range(start, len(actual))]
-    except ValueError:
-        return [call_bytes(actual[j].args) or _NO_BYTES for j in range(start, len(actual))]
+    return [call_bytes(actual[j].args) or _NO_BYTES for j in range(start, len(actual))]
 
 
 def _exact_count(

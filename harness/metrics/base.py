@@ -246,18 +246,6 @@ def make_score(
     return Score(name, value, threshold, passed, reason, details)
 
 
-_new_score = object.__new__
-# The slots' own setters: one C call each, without object.__setattr__'s attribute lookup (a
-# Score is built per sample scored, so this is the metrics' hot path).
-_slots = Score.__dict__
-_set_name = _slots["name"].__set__
-_set_value = _slots["value"].__set__
-_set_threshold = _slots["threshold"].__set__
-_set_passed = _slots["passed"].__set__
-_set_explain = _slots["_explain"].__set__
-_set_reason = _slots["_reason"].__set__
-
-
 def lazy_score(
     name: str,
     value: float,
@@ -272,12 +260,5 @@ def lazy_score(
     ``reason``: the reason when the metric knows it without the details (it must be the text
     ``explain`` would give); reading it then builds nothing.
     """
-    # Skips Score.__init__'s argument handling; ``_details`` stays unset until ``_resolve``.
-    score = _new_score(Score)
-    _set_name(score, name)
-    _set_value(score, value)
-    _set_threshold(score, threshold)
-    _set_passed(score, value >= threshold and not force_fail)
-    _set_explain(score, explain)
-    _set_reason(score, reason)
-    return score
+    passed = value >= threshold and not force_fail
+    return Score(name, value, threshold, passed, reason or "", explain=explain)

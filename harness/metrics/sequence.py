@@ -8,11 +8,9 @@ reproduces Ragas's sort-and-zip pairing, string comparison and length-mismatch z
 
 from __future__ import annotations
 
-import functools
-import marshal
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
@@ -108,11 +106,11 @@ class ToolCallSequenceAccuracy:
         compare = self._compare
         if compare is None:
             scorer = _EXACT
-            scores = _exact_scores(expected, actual, k)
+            scores = [_exact_score(expected[i], actual[i]) for i in range(k)]
         else:
             scorer = _PairScorer(compare)
             scores = [scorer.score(expected[i], actual[i]) for i in range(k)]
-        return self._gate_open(expected, actual, _diagonal(k), scores, scorer)
+        return self._gate_open(expected, actual, [(i, i) for i in range(k)], scores, scorer)
 
     def _flexible(self, expected: list[Expectation], actual: list[ToolCall]) -> Score:
         k = min(len(expected), len(actual))
@@ -129,7 +127,7 @@ class ToolCallSequenceAccuracy:
                 _explain_perfect, self.order, tuple(expected), tuple(actual), scorer, value
             )
             # k pairs, all worth 1.0 (the matching found above has that size): no clause.
-            reason = _aligned_reason(self.order, value, k, len(expected))
+            reason = _open_reason(self.order, value, 1.0, k, len(expected))
             return lazy_score(self.name, value, self.threshold, explain, reason=reason)
         pair_score = scorer.score
 
@@ -169,7 +167,7 @@ class ToolCallSequenceAccuracy:
         ):
             # Pairs, none below 1.0, so no diff clause, and no invalid call to name as the
             # cause of an unpaired expectation: the reason needs no details.
-            reason = _aligned_reason(self.order, value, len(pairs), len(expected))
+            reason = _open_reason(self.order, value, 1.0, len(pairs), len(expected))
         return lazy_score(self.name, value, self.threshold, explain, reason=reason)
 
 
@@ -202,9 +200,6 @@ def _explain_open(
     issues: list[Issue] = []
     clauses: list[str] = []
     for (i, j), score in zip(pairs, scores, strict=True):
-        if score == 1.0 and score.__class__ is float:
-            detail_pairs.append(_whole_pair(i, j))  # no diffs: most pairs, shared
-            continue
         diffs: tuple[ArgDiff, ...] = ()
         if score < 1.0 and actual[j].status != "invalid":  # no arguments to diff: named below
             exp = expected[i]
@@ -238,31 +233,12 @@ def _unpaired(calls: Sequence[Any], pairs: Sequence[tuple[int, int]], side: int)
     return tuple([i for i in range(len(calls)) if i not in taken])
 
 
-@functools.lru_cache(maxsize=1024)
-def _whole_pair(i: int, j: int) -> Pair:
-    """``Pair(i, j, (), 1.0)``: immutable, and every run that went to plan has the same ones."""
-    return Pair(i, j, (), 1.0)
-
-
 def _open_reason(order: str, value: float, mean: float, paired: int, expected: int) -> str:
     """The reason of an open gate, before any diff clause."""
     return (
         f"score {fmt(value)}: tool names aligned ({order}); argument accuracy "
         f"{fmt(mean)} over {paired} pair(s); coverage {paired}/{expected}"
     )
-
-
-@functools.lru_cache(maxsize=256)
-def _aligned_reason(order: str, value: float, paired: int, expected: int) -> str:
-    """:func:`_open_reason` when every pair scores 1.0 (so ``value`` is paired / expected):
-    the same few texts for every run that went to plan, so each is formatted once."""
-    return _open_reason(order, value, 1.0, paired, expected)
-
-
-@functools.lru_cache(maxsize=64)
-def _diagonal(k: int) -> tuple[tuple[int, int], ...]:
-    """The pairs ``(i, i)`` of a strict alignment of ``k`` calls (shared, it is a tuple)."""
-    return tuple([(i, i) for i in range(k)])
 
 
 def _explain_closed_strict(
@@ -333,28 +309,6 @@ def _perfect_args(pattern: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
     return args_match(pattern, args)
 
 
-def _exact_scores(expected: list[Expectation], actual: list[ToolCall], k: int) -> list[float]:
-    """``_exact_score`` of the first ``k`` positional pairs; an identical call scores 1.0 at once.
-
-    Equal bytes (``Expectation.exact``, harness.values.pattern_bytes) mean every reference
-    argument is present and equal, so only the other pairs are compared value by value.
-    """
-    scores: list[float] = []
-    for i in range(k):
-        exp, call = expected[i], actual[i]
-        exact = exp.exact
-        if exact is not None:
-            try:
-                same = exact == _dumps(call.args, 2)  # harness.values.call_bytes, inlined
-            except ValueError:
-                same = False
-            if same:
-                scores.append(1.0)
-                continue
-        scores.append(_exact_score(exp, call))
-    return scores
-
-
 def _exact_score(exp: Expectation, call: ToolCall) -> float:
     """Mean over the reference args of value equivalence (matchers allowed); extras ignored.
 
@@ -374,9 +328,6 @@ def _exact_score(exp: Expectation, call: ToolCall) -> float:
         elif match_value(expected, value):
             hits += 1
     return hits / len(pattern)
-
-
-_dumps: Callable[[Any, int], bytes] = marshal.dumps
 
 
 class _PairScorer:

@@ -21,6 +21,7 @@ See docs/architecture.md, "Redaction".
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -71,9 +72,6 @@ _CAMEL_LOWER_UPPER = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CAMEL_ACRONYM = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _JSON_ESCAPE = re.compile(r"\\.")
-_CACHE_LIMIT = 8192
-_TEXT_CACHED = 256
-"""Strings up to this length have their redacted form cached (at most ``_CACHE_LIMIT`` kept)."""
 
 WALK_DEPTH: Final = 64
 """Containers nested deeper than this are not walked (the views render them as ``<too deep>``
@@ -102,6 +100,47 @@ def _words(key: str) -> tuple[str, ...]:
 def _squash(text: str) -> str:
     """Lowercase alphanumerics only: the form entries are compared in."""
     return _NON_ALNUM.sub("", text.lower())
+
+
+# Two answers are remembered, each by a bounded ``lru_cache`` on a pure function (the project's
+# one kind of memo), for texts up to _MEMO_CHARS long (an entry holds its text): whether a key
+# is secret, and whether a text may name a secret key. Measured:
+# * keys: a stream renders the same few keys in every trace, and a million-entry tool result
+#   repeats its keys a million times; searching a result of a million small mappings for
+#   secrets takes 0.85 s with the memo, 5.7 s without.
+# * texts: the views of failing traces repeat their strings (codes, messages, argument
+#   values): ``harness eval-traces --workers 1`` on 4,000 traces of benchmarks/
+#   bench_eval_traces.py runs 7.80 G instructions with the memo, 7.94 G without (valgrind; 4.7 G
+#   of either is start-up), so 4 % of the work done per trace.
+_MEMO_SIZE = 4096
+_MEMO_CHARS = 256
+
+
+def _key_matches(patterns: frozenset[str], key: str) -> bool:
+    """Does a run of consecutive words of ``key``, joined, equal one of ``patterns``?"""
+    longest = max(map(len, patterns), default=0)
+    words = _words(key)
+    for start in range(len(words)):
+        joined = ""
+        for word in words[start:]:
+            joined += word
+            if len(joined) > longest:
+                break
+            if joined in patterns:
+                return True
+    return False
+
+
+def _names_a_key(finder: re.Pattern[str], text: str) -> bool:
+    """Can ``text`` hold a key that ``finder`` (every entry, squashed) matches? Never a false
+    "no": a \\uXXXX escape can spell any letter of a key, so it always says "maybe"."""
+    if "\\u" in text:
+        return True
+    return finder.search(_squash(_JSON_ESCAPE.sub(" ", text))) is not None
+
+
+_key_matches_memo = functools.lru_cache(maxsize=_MEMO_SIZE)(_key_matches)
+_names_a_key_memo = functools.lru_cache(maxsize=_MEMO_SIZE)(_names_a_key)
 
 
 def compile_value_patterns(specs: Iterable[str]) -> tuple[re.Pattern[str], ...]:
@@ -134,12 +173,8 @@ class Redactor:
     """Masks values under secret-looking keys; see the module docstring for the matching rule."""
 
     __slots__ = (
-        "_cache",
         "_finder",
-        "_max_len",
-        "_maybe",
         "_min_len",
-        "_texts",
         "_values",
         "keys",
         "mask",
@@ -180,7 +215,6 @@ class Redactor:
             if self.value_patterns
             else None
         )
-        self._max_len = max((len(p) for p in self.patterns), default=0)
         self._min_len = min((len(p) for p in self.patterns), default=0)
         # one scan of a squashed text for every entry, not one `in` per entry
         self._finder = (
@@ -188,12 +222,6 @@ class Redactor:
             if self.patterns
             else None
         )
-        self._cache: dict[str, bool] = {}
-        # short strings recur across results (tool names, reasons, argument values): each is
-        # redacted once per redactor, not once per report view of every trace
-        self._texts: dict[str, str] = {}
-        # the secret search asks this of every JSON text (a tool result per call, per trace)
-        self._maybe: dict[str, bool] = {}
 
     def __repr__(self) -> str:
         """``Redactor(keys=(...))``."""
@@ -208,25 +236,9 @@ class Redactor:
 
     def matches(self, key: str) -> bool:
         """True when ``key``'s value must be masked."""
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached
-        result = self._match_words(_words(key))
-        if len(self._cache) >= _CACHE_LIMIT:
-            self._cache.clear()  # keys come from user data: keep the cache bounded
-        self._cache[key] = result
-        return result
-
-    def _match_words(self, words: tuple[str, ...]) -> bool:
-        for start in range(len(words)):
-            joined = ""
-            for word in words[start:]:
-                joined += word
-                if len(joined) > self._max_len:
-                    break
-                if joined in self.patterns:
-                    return True
-        return False
+        if len(key) > _MEMO_CHARS:
+            return _key_matches(self.patterns, key)
+        return _key_matches_memo(self.patterns, key)
 
     def matches_attribute(self, name: str) -> bool:
         """True when an OTel attribute *name* is secret: judged by its last dotted part only.
@@ -328,18 +340,6 @@ class Redactor:
         return tuple(changed) if isinstance(items, tuple) else changed
 
     def _text(self, text: str) -> str:
-        if len(text) > _TEXT_CACHED:
-            return self._redacted_text(text)
-        cached = self._texts.get(text)
-        if cached is not None:
-            return text if cached == text else cached  # unchanged: the caller's own object
-        out = self._redacted_text(text)
-        if len(self._texts) >= _CACHE_LIMIT:
-            self._texts.clear()  # texts come from user data: keep the cache bounded
-        self._texts[text] = out
-        return out
-
-    def _redacted_text(self, text: str) -> str:
         out = text
         if self.patterns and self._might_match(text):
             out = self._free_text(self._json_text(text))
@@ -378,19 +378,9 @@ class Redactor:
 
     def _might_match(self, text: str) -> bool:
         """Cheap pre-check: can any key in this text match? Never a false "no"."""
-        if len(text) < self._min_len or self._finder is None:
+        finder = self._finder
+        if len(text) < self._min_len or finder is None:
             return False  # squashing never lengthens a text, nor does decoding an escape
-        if len(text) > _TEXT_CACHED:
-            return self._scan(text)
-        found = self._maybe.get(text)
-        if found is None:
-            if len(self._maybe) >= _CACHE_LIMIT:
-                self._maybe.clear()  # texts come from user data: keep the cache bounded
-            found = self._maybe[text] = self._scan(text)
-        return found
-
-    def _scan(self, text: str) -> bool:
-        if "\\u" in text:
-            return True  # a \\uXXXX escape can spell any letter of a key: look to be sure
-        squashed = _squash(_JSON_ESCAPE.sub(" ", text))
-        return self._finder is not None and self._finder.search(squashed) is not None
+        if len(text) > _MEMO_CHARS:
+            return _names_a_key(finder, text)
+        return _names_a_key_memo(finder, text)

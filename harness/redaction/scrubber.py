@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Callable, Hashable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterable
+from typing import Any
 
 from harness.redaction.keys import Redactor
-from harness.redaction.secrets import collect_secrets, secrets_in
+from harness.redaction.secrets import ResultRuns, RunSample, SuiteRuns, collect_secrets, secrets_in
 from harness.redaction.values import (
     _INT_BITS_SAFE,
     _SCRUB_PAD,
@@ -25,20 +25,7 @@ from harness.redaction.values import (
     _Render,
 )
 
-if TYPE_CHECKING:  # the result model imports this package: no import back at run time
-    from harness.result import RunResult, ScenarioResult, SuiteResult
-
 __all__ = ["Scrubber", "SecretBook", "StreamScrubber"]
-
-T = TypeVar("T")
-
-_CACHED_TEXT = 256
-"""Strings up to this length have their scrubbed form remembered per scrubber (tool names,
-reasons, argument values recur in every result of a stream)."""
-_CACHE_LIMIT = 8192
-"""Entries a scrubber's caches hold before they start over (their keys come from user data)."""
-_SAME = object()
-"""A cached text that scrubbing left as it was: the caller's own object comes back."""
 
 # --- the text scrubber ----------------------------------------------------------------------
 
@@ -51,15 +38,11 @@ class Scrubber:
     return itself), the counterpart of :class:`StreamScrubber` for a stream.
     """
 
-    __slots__ = ("_constants", "_finder", "_keys", "_redacted", "_secrets", "_texts", "redactor")
+    __slots__ = ("_finder", "_secrets", "redactor")
 
     def __init__(self, redactor: Redactor | None = None, secrets: Iterable[str] = ()) -> None:
         """Mask with ``redactor`` (default key list) and scrub ``secrets`` out of text."""
         self.redactor = Redactor() if redactor is None else redactor
-        self._constants: dict[Hashable, Any] = {}
-        self._texts: dict[str, object] = {}
-        self._redacted: dict[str, object] = {}
-        self._keys: dict[str, tuple[bool, str]] = {}
         # longest first, so a secret that contains another is replaced whole
         self._secrets = tuple(sorted(set(secrets), key=len, reverse=True))
         # one pass over a text for every secret, not one per secret (a long text, 256 secrets)
@@ -70,13 +53,13 @@ class Scrubber:
         )
 
     @classmethod
-    def for_runs(cls, redactor: Redactor | None, runs: Iterable[RunResult]) -> Scrubber:
+    def for_runs(cls, redactor: Redactor | None, runs: Iterable[RunSample]) -> Scrubber:
         """A scrubber for everything these runs recorded or expected."""
         redactor = Redactor() if redactor is None else redactor
         return cls(redactor, collect_secrets(runs, redactor))
 
     @classmethod
-    def for_suite(cls, redactor: Redactor | None, result: SuiteResult) -> Scrubber:
+    def for_suite(cls, redactor: Redactor | None, result: SuiteRuns) -> Scrubber:
         """A scrubber for every run of every scenario of a suite result."""
         return cls.for_runs(redactor, (run for s in result.scenarios for run in s.runs))
 
@@ -90,12 +73,7 @@ class Scrubber:
         characters when given (what is scrubbed is never shown in part)."""
         if limit is not None and len(text) > limit:
             return _cut(self._scrub(text[: limit + _SCRUB_PAD]), limit)
-        found = self._texts.get(text)  # a text seen before (reasons recur): no call at all
-        if found is not None:
-            return text if found is _SAME else found  # type: ignore[return-value]
-        if len(text) > _CACHED_TEXT:
-            return self._scrub(text)
-        return _cached(self._texts, text, self._scrub)
+        return self._scrub(text)
 
     def _scrub(self, text: str) -> str:
         if self._finder is not None:
@@ -104,25 +82,12 @@ class Scrubber:
 
     def redacted_text(self, text: str) -> str:
         """A value's string: secret keys masked inside it (JSON, ``key=value``), then scrubbed."""
-        found = self._redacted.get(text)  # the common case in a stream: no call at all
-        if found is not None:
-            return text if found is _SAME else found  # type: ignore[return-value]
-        if len(text) > _CACHED_TEXT:
-            return self._redact_and_scrub(text)
-        return _cached(self._redacted, text, self._redact_and_scrub)
+        return self._scrub(self.redactor.redact_text(text))
 
     def key(self, name: str) -> tuple[bool, str]:
         """A mapping key: is its value secret (masked by key), and the key as a view shows it
-        (:meth:`redacted_text`); remembered, as a stream's values repeat their keys."""
-        found = self._keys.get(name)
-        if found is None:
-            if len(self._keys) >= _CACHE_LIMIT:
-                self._keys.clear()
-            found = self._keys[name] = (self.redactor.matches(name), self.redacted_text(name))
-        return found
-
-    def _redact_and_scrub(self, text: str) -> str:
-        return self._scrub(self.redactor.redact_text(text))
+        (:meth:`redacted_text`)."""
+        return self.redactor.matches(name), self.redacted_text(name)
 
     def value(self, value: Any, limits: Limits = VIEW_LIMITS) -> Any:
         """A JSON-ready copy of ``value`` cut to ``limits``: redacted keys masked, secret values
@@ -138,51 +103,13 @@ class Scrubber:
             return value
         return _Render(limits, self).walk(value)
 
-    def constant(self, name: str, value: Any) -> Any:
-        """:meth:`value` of a value that is the same at every call under ``name`` (the details
-        of a passing score, say): rendered once per scrubber, a fresh copy each time."""
-        return _copied(self.rendered(("constant", name), lambda: self.value(value)))
-
-    def rendered(self, key: Hashable, make: Callable[[], T]) -> T:
-        """What ``make`` renders with this scrubber, built once under ``key`` and the very same
-        object at every later call: only for renderings nobody changes (a passing score's
-        view), whose ``key`` holds everything they are made of."""
-        found = self._constants.get(key, _SAME)
-        if found is _SAME:
-            if len(self._constants) >= _CACHE_LIMIT:
-                self._constants.clear()  # keys come from user data (reasons): stay bounded
-            found = self._constants[key] = make()
-        return found  # type: ignore[no-any-return]
-
-    def for_result(self, result: ScenarioResult) -> Scrubber:
+    def for_result(self, result: ResultRuns) -> Scrubber:
         """The scrubber for one result of the suite: this one (it knows every run)."""
         return self
 
-    def for_summary(self, summary: SuiteResult) -> Scrubber:
+    def for_summary(self, summary: SuiteRuns) -> Scrubber:
         """The scrubber for the suite's own text (warnings): this one."""
         return self
-
-
-def _cached(cache: dict[str, object], text: str, scrub: Callable[[str], str]) -> str:
-    """``scrub(text)``, remembered in ``cache`` (bounded); an unchanged text comes back as
-    the caller's own object."""
-    found = cache.get(text)
-    if found is None:
-        out = scrub(text)
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        cache[text] = _SAME if out == text else out
-        return text if out == text else out
-    return text if found is _SAME else found  # type: ignore[return-value]
-
-
-def _copied(rendered: Any) -> Any:
-    """A copy of rendered (JSON-ready) data whose containers a caller may change freely."""
-    if type(rendered) is dict:
-        return {key: _copied(item) for key, item in rendered.items()}
-    if type(rendered) is list:
-        return [_copied(item) for item in rendered]
-    return rendered
 
 
 # --- the streaming scrubber -----------------------------------------------------------------
@@ -216,7 +143,7 @@ class StreamScrubber:
         self._seen: set[str] = set()
         self._current = Scrubber(self.redactor)
 
-    def for_result(self, result: ScenarioResult) -> Scrubber:
+    def for_result(self, result: ResultRuns) -> Scrubber:
         """The scrubber to render ``result`` with."""
         own = collect_secrets(result.runs, self.redactor)
         new = [secret for secret in own if secret not in self._seen]
@@ -229,7 +156,7 @@ class StreamScrubber:
             return self._current
         return Scrubber(self.redactor, self._seen.union(own))  # its own always count
 
-    def for_summary(self, summary: SuiteResult) -> Scrubber:
+    def for_summary(self, summary: SuiteRuns) -> Scrubber:
         """The scrubber for the stream's summary: the remembered secrets and the kept runs'.
 
         The summary of a stream is a bounded sample (its warnings, its kept results); the same

@@ -1,4 +1,4 @@
-"""The one secret collector: the values found under redacted keys, searched once per sample.
+"""The one secret collector: the values found under redacted keys, in one walk per sample.
 
 :func:`collect_secrets` gathers them from runs, :func:`secrets_in` from any value;
 :data:`MIN_SECRET_LENGTH` is the one minimum length for every report. See
@@ -8,17 +8,65 @@ docs/architecture.md, "Redaction".
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from harness.redaction.values import jsonable, safe_repr
 
-if TYPE_CHECKING:  # the result model imports this package: no import back at run time
+if TYPE_CHECKING:
     from harness.redaction.keys import Redactor
-    from harness.result import RunResult
 
-__all__ = ["MIN_SECRET_LENGTH", "collect_secrets", "secrets_in"]
+__all__ = [
+    "MIN_SECRET_LENGTH",
+    "ResultRuns",
+    "RunSample",
+    "SuiteRuns",
+    "collect_secrets",
+    "secrets_in",
+]
+
+
+# What redaction reads of the result model (harness.result), which imports this package: the
+# bottom layer names no class above it (docs/architecture.md, "Layers").
+class _Call(Protocol):
+    @property
+    def args(self) -> Mapping[str, Any]: ...
+    @property
+    def result(self) -> Any: ...
+
+
+class _Expected(Protocol):
+    @property
+    def args(self) -> Mapping[str, Any]: ...
+
+
+class _Sample(Protocol):
+    @property
+    def tool_calls(self) -> Sequence[_Call] | None: ...
+    @property
+    def expected_tool_calls(self) -> Sequence[_Expected]: ...
+
+
+class RunSample(Protocol):
+    """A run as redaction reads it (``RunResult``): the sample it recorded, if any."""
+
+    @property
+    def sample(self) -> _Sample | None: ...
+
+
+class ResultRuns(Protocol):
+    """A scenario result as redaction reads it (``ScenarioResult``): its runs."""
+
+    @property
+    def runs(self) -> Sequence[RunSample]: ...
+
+
+class SuiteRuns(Protocol):
+    """A suite result as redaction reads it (``SuiteResult``): its scenario results."""
+
+    @property
+    def scenarios(self) -> Sequence[ResultRuns]: ...
+
 
 MIN_SECRET_LENGTH: Final = 3
 """Shorter values under a secret key are not scrubbed out of free text: masking every "1" or
@@ -30,23 +78,18 @@ _MAX_SECRET_LENGTH = 4096
 """Longer values under a secret key are masked by key but not searched for in free text."""
 
 
-def collect_secrets(runs: Iterable[RunResult], redactor: Redactor) -> frozenset[str]:
-    """The values found under redacted keys in these runs' calls, results and expectations.
-
-    Each sample is searched once per redactor: the progress line, the root span and the reports
-    each ask about the same runs, and a million-element result costs seconds per search.
-    """
+def collect_secrets(runs: Iterable[RunSample], redactor: Redactor) -> frozenset[str]:
+    """The values found under redacted keys in these runs' calls, results and expectations."""
     if not redactor.patterns:
         return frozenset()
     found: set[str] = set()
     for run in runs:
         if run.sample is not None:
-            found.update(_SEARCHED.secrets(run.sample, redactor, _sample_secrets))
+            _sample_secrets(run.sample, redactor, found)
     return frozenset(found)
 
 
-def _sample_secrets(sample: Any, redactor: Redactor) -> frozenset[str]:
-    found: set[str] = set()
+def _sample_secrets(sample: _Sample, redactor: Redactor, found: set[str]) -> None:
     search = _Search(redactor, found)  # one search over every call: no set-up per value
     for call in sample.tool_calls or ():
         for value in (call.args, call.result):
@@ -56,53 +99,8 @@ def _sample_secrets(sample: Any, redactor: Redactor) -> frozenset[str]:
                 except Exception:  # as secrets_in: an unreadable value holds nothing
                     search.clear_path()
     for expectation in sample.expected_tool_calls:
-        # a scenario's expectations score every trace of a stream: searched once per redactor
-        found.update(_EXPECTED.secrets(expectation, redactor, _expectation_secrets))
-    return frozenset(found)
-
-
-def _expectation_secrets(expectation: Any, redactor: Redactor) -> frozenset[str]:
-    found: set[str] = set()
-    # matchers in their `$` form: a literal in a pattern is a value like any other
-    secrets_in(jsonable(dict(expectation.args)), redactor, found)
-    return frozenset(found)
-
-
-class _Searched:
-    """The secrets of the last ``kept`` samples (or expectations) searched, per redactor.
-
-    Entries hold their sample and redactor, so an id is never reused while it is a key; the
-    oldest entry goes first. A sample is not changed once scored (docs/architecture.md,
-    "Data flow"), so its secrets stay what they were.
-    """
-
-    __slots__ = ("_entries", "_kept", "_lock")
-
-    def __init__(self, kept: int) -> None:
-        self._lock = threading.Lock()
-        self._kept = kept
-        self._entries: dict[tuple[int, int], tuple[Any, Redactor, frozenset[str]]] = {}
-
-    def secrets(
-        self, item: Any, redactor: Redactor, search: Callable[[Any, Redactor], frozenset[str]]
-    ) -> frozenset[str]:
-        key = (id(item), id(redactor))
-        with self._lock:
-            entry = self._entries.get(key)
-        if entry is not None and entry[0] is item and entry[1] is redactor:
-            return entry[2]
-        found = search(item, redactor)
-        with self._lock:
-            if len(self._entries) >= self._kept:
-                del self._entries[next(iter(self._entries))]
-            self._entries[key] = (item, redactor, found)
-        return found
-
-
-_SEARCHED_KEPT = 64
-_SEARCHED = _Searched(_SEARCHED_KEPT)
-_EXPECTED = _Searched(1024)
-"""Expectations searched: a suite's, a few per scenario (frozen, so their secrets stay)."""
+        # matchers in their `$` form: a literal in a pattern is a value like any other
+        secrets_in(jsonable(dict(expectation.args)), redactor, found)
 
 
 def secrets_in(value: Any, redactor: Redactor, found: set[str]) -> None:

@@ -114,9 +114,13 @@ def _exc_text(exc: BaseException) -> str:
 def _describe(value: Any) -> str:
     """A non-JSON object as text: a matcher's ``$`` form, else its ``repr``; never raises."""
     try:
-        from harness.values import describe_pattern
-
-        return describe_pattern(value)
+        # a matcher (harness.values.Matcher) is known by its two methods, as the walk knows it
+        # by ``to_json``: this bottom layer imports nothing of harness
+        describe = getattr(value, "describe", None)
+        is_matcher = callable(getattr(value, "to_json", None)) and not isinstance(value, type)
+        if callable(describe) and is_matcher:
+            return str(describe())
+        return repr(value)
     except Exception as exc:  # a repr that raises, or an odd object: say so, do not fail
         return _unrepresentable(value, exc)
 

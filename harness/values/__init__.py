@@ -5,8 +5,7 @@ layered, each module importing only those above it:
 
 * :mod:`~harness.values.equivalence` — :func:`equivalent` (top level) and :func:`strict_equal`
   (nested), and the :data:`ABSENT` marker;
-* :mod:`~harness.values.keys` — :func:`literal_key` / :func:`args_key`, equivalence as hashing,
-  and :func:`pattern_bytes` / :func:`call_bytes`, identity as bytes;
+* :mod:`~harness.values.keys` — :func:`literal_key` / :func:`args_key`, equivalence as hashing;
 * :mod:`~harness.values.pattern` — the :class:`Matcher` interface, :class:`DictPattern` /
   :class:`ListPattern`, and matching (:func:`match_value`, :func:`args_match`, :func:`args_equal`);
 * :mod:`~harness.values.matchers` — the matchers that test a value directly;
@@ -29,7 +28,7 @@ from harness.values.compile import (
 )
 from harness.values.diff import ArgCheck, ArgCode, ArgDiff, check_args
 from harness.values.equivalence import ABSENT, equivalent, strict_equal
-from harness.values.keys import args_key, call_bytes, literal_key, pattern_bytes
+from harness.values.keys import args_key, literal_key
 from harness.values.matchers import TYPE_NAMES, Absent, AnyValue, Approx, ICase, Regex, Type
 from harness.values.pattern import (
     DictPattern,
@@ -67,7 +66,6 @@ __all__ = [
     "args_equal",
     "args_key",
     "args_match",
-    "call_bytes",
     "check_args",
     "compile_args",
     "compile_pattern",
@@ -75,7 +73,6 @@ __all__ = [
     "equivalent",
     "literal_key",
     "match_value",
-    "pattern_bytes",
     "pattern_to_json",
     "pointer_token",
     "strict_equal",

@@ -2,15 +2,11 @@
 
 Two literals get equal keys exactly when :func:`~harness.values.equivalence.equivalent` calls them
 equal (docs/metrics.md, Values); the metrics use this to pair calls through a dict.
-
-:func:`pattern_bytes` / :func:`call_bytes` are the cheaper one-sided test the metrics try first:
-equal bytes prove two argument mappings equal, unequal bytes prove nothing.
 """
 
 from __future__ import annotations
 
-import marshal
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -108,53 +104,3 @@ def args_key(args: Mapping[str, Any]) -> frozenset[tuple[str, Hashable]] | None:
             return None
         entries.append((key, value_key))
     return frozenset(entries)
-
-
-# ---------------------------------------------------------------------------------------------
-# Literal bytes: identical arguments recognised by one C-level serialisation
-
-# marshal format 2: exact types tagged (int / float / bool / str / list / tuple / dict differ),
-# floats as their 8 bytes, no back-references and no "interned" flag, so two equal plain values
-# always give equal bytes (format 3 and later mark interned strings and shared objects).
-_MARSHAL_VERSION = 2
-_dumps: Callable[[Any, int], bytes] = marshal.dumps
-
-
-def call_bytes(args: Mapping[str, Any]) -> bytes | None:
-    """A call's arguments serialised for comparison with :func:`pattern_bytes`.
-
-    None when ``args`` holds something marshal cannot serialise (a subclass, a custom type).
-    """
-    try:
-        return _dumps(args, _MARSHAL_VERSION)
-    except ValueError:
-        return None
-
-
-def pattern_bytes(pattern: Mapping[str, Any]) -> bytes | None:
-    """Bytes that a call's :func:`call_bytes` equals only if ``args_equal(pattern, args)`` holds.
-
-    Defined for plain literal patterns (exact dict with str keys, list, str, int, float other than
-    NaN, bool, None; no matcher, no tuple, no subclass); None otherwise. Equal bytes mean the same
-    exact types holding equal values in the same order, which ``strict_equal`` accepts at every
-    depth (docs/metrics.md, Values); NaN is excluded because its bytes equal themselves. Unequal
-    bytes prove nothing (``3`` vs ``3.0`` at the top, dict order): callers fall back to
-    ``args_match`` / ``args_equal``.
-    """
-    if pattern.__class__ is not dict or not _plain(pattern):
-        return None
-    return _dumps(pattern, _MARSHAL_VERSION)
-
-
-def _plain(value: Any) -> bool:
-    """Is ``value`` built only of exact JSON types, with no NaN anywhere?"""
-    cls = value.__class__
-    if cls is str or cls is int or cls is bool or value is None:
-        return True
-    if cls is float:
-        return bool(value == value)
-    if cls is dict:
-        return all(key.__class__ is str and _plain(item) for key, item in value.items())
-    if cls is list:
-        return all(_plain(item) for item in value)
-    return False

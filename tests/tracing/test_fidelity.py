@@ -374,7 +374,7 @@ def test_a_final_answer_of_content_blocks_is_its_text(mode: str) -> None:
 
     state = run_case(AgentCase("blocks", graph, user_input("?"), []), mode, recorder.config)
     assert recorder.last_output() == "Paris it is."
-    assert recorder.sample().output == "Paris it is."
+    assert Sample.from_recorder(recorder).output == "Paris it is."
     if state:
         assert Sample.from_messages(state["messages"]).output == "Paris it is."
 

@@ -220,16 +220,16 @@ def _uuid(n: int) -> Any:
 
 def test_sample_and_reset() -> None:
     recorder, _ = _run(single_call_agent())
-    sample = recorder.sample(expected=[ToolCall.of("add", a=2, b=3)], input="What is 2 + 3?")
+    sample = Sample.from_recorder(recorder, [ToolCall.of("add", a=2, b=3)], input="What is 2 + 3?")
     assert isinstance(sample, Sample)
     assert sample.output == "Done."
     assert sample.input == "What is 2 + 3?"
     assert sample.tool_calls is not None and [c.name for c in sample.tool_calls] == ["add"]
     assert [e.name for e in sample.expected_tool_calls] == ["add"]
-    assert recorder.sample(output="override").output == "override"
+    assert Sample.from_recorder(recorder, output="override").output == "override"
     recorder.reset()
     assert recorder.calls() == []
-    assert recorder.sample().tool_calls == []
+    assert Sample.from_recorder(recorder).tool_calls == []
     assert recorder.last_output() is None
 
 

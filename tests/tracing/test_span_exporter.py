@@ -85,20 +85,17 @@ def test_parallel_results_belong_to_their_arguments() -> None:
     assert [c.result for c in calls] == ["first", "3", "after"]
 
 
-def test_samples_one_per_trace() -> None:
-    """samples() gives one Sample per run, with its trace id; sample() of an unknown id is None."""
+def test_one_trace_per_run() -> None:
+    """Each run is a trace of its own calls, in arrival order; an unknown trace has none."""
     with _collecting() as (provider, exporter):
         emitter = SpanEmitter(provider, capture_content=True)
         for token in ("a", "b"):
             run_case(echo_agent(token), "invoke", emitter.config)
-        samples = exporter.samples()
-        assert len(samples) == 2
-        for trace_id, sample in samples.items():
-            assert sample.trace_id == trace_id
-            assert sample.tool_calls is not None and len(sample.tool_calls) == 3
-        assert exporter.sample("0" * 32).tool_calls is None
-        first = exporter.sample(next(iter(samples)), expected=[ToolCall.of("echo", token="a-a")])
-        assert first.expected_tool_calls[0].name == "echo"
+        trace_ids = exporter.trace_ids()
+        tokens = [[call.args["token"] for call in exporter.calls(tid)] for tid in trace_ids]
+        assert tokens == [["a-a", "a-b", "a-c"], ["b-a", "b-b", "b-c"]]
+        assert exporter.calls(trace_ids[1].upper()) == exporter.calls(trace_ids[1])
+        assert exporter.calls("0" * 32) == []
 
 
 def test_direct_tool_invoke_without_a_model() -> None:

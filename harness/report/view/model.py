@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from harness.result import ScenarioIdentity, Status
-from tracing.frozen import quick_init
 
 RowVerdict = Literal["ok", "wrong_args", "invalid", "missing", "unexpected"]
 """``ok``: the call matches; ``wrong_args``: same tool, some argument wrong; ``invalid``: same
@@ -21,8 +20,7 @@ tool, but the model's arguments were not JSON (an ``invalid`` call, which pairs 
 # --- the view classes ---------------------------------------------------------------------
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ArgView:
     """One argument of a call or an expectation, masked and scrubbed."""
 
@@ -36,8 +34,7 @@ class ArgView:
     """The key is secret: the value was replaced by the mask."""
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallView:
     """A recorded call: index in the run's calls, name, arguments, what its execution gave."""
 
@@ -64,8 +61,7 @@ class CallView:
     """The path of graphs the call ran in (``supervisor/research_agent``), None if unknown."""
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ExpectationView:
     """An expected call: index in the sample's expectations, tool name, argument patterns."""
 
@@ -78,8 +74,7 @@ class ExpectationView:
     """The node the expectation is scoped to (a name or a glob)."""
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DiffView:
     """One argument difference of a paired row, ready to show."""
 
@@ -104,8 +99,7 @@ class DiffView:
         return _pointer(self.path)[0] if self.path else ""
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MatchRow:
     """One line of the match table: an expected call and its partner, or an unexpected call."""
 
@@ -125,8 +119,7 @@ class MatchRow:
     ``severity`` says whether it failed the run or only warned)."""
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ScoreView:
     """A metric's verdict on the run, reason scrubbed, details JSON-ready and masked."""
 
@@ -140,8 +133,7 @@ class ScoreView:
     """``Details.to_dict()`` masked and scrubbed: pairs, unmatched indices, issues, extras."""
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CheckView:
     """A ``forbid`` / ``no_errors`` / ``output`` verdict, or a rule's (``rule:<name>``), reason
     scrubbed."""
@@ -172,8 +164,7 @@ class CheckView:
         return "✓" if self.passed else "⚠" if self.severity == "warn" else "✗"
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ErrorView:
     """Why a run errored, every text scrubbed."""
 
@@ -189,8 +180,7 @@ class ErrorView:
         return f"{self.type}: {self.message}" if self.message else self.type
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RunView:
     """One run: what was recorded and expected, how it scored, and its match table."""
 
@@ -241,8 +231,7 @@ class RunView:
         return "-"
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TurnView:
     """One turn of a conversation: where it left the graph (paused on what, or finished)."""
 
@@ -254,8 +243,7 @@ class TurnView:
     """Those payloads as prose, None when the turn finished."""
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ScenarioView(ScenarioIdentity):
     """One scenario result as every report shows it."""
 
@@ -297,7 +285,7 @@ class ScenarioView(ScenarioIdentity):
         return self.runs[-1] if self.runs else None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SuiteView:
     """The suite summary a reporter closes with: counts, timing, warnings (scrubbed)."""
 

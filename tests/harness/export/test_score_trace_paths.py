@@ -157,11 +157,11 @@ def test_lean_scores_are_shared_only_where_that_cannot_show(
     assert [s is t for s, t in shared] == [True, True]
 
 
-def test_a_passing_forbid_check_is_built_once_per_wording() -> None:
+def test_a_passing_forbid_check_names_the_forbidden_tools() -> None:
     calls = [ToolCall("get_order", {}), ToolCall("get_time", {})]
     plain = check_forbid(("refund", "delete"), calls)
     assert plain == CheckResult("forbid", True, "no call of refund, delete")
-    assert check_forbid(["refund", "delete"], calls) is plain
+    assert check_forbid(["refund", "delete"], calls) == plain
     scoped = check_forbid(("refund",), calls, agent="billing")
     assert scoped == CheckResult("forbid", True, "billing: no call of refund")
     failing = check_forbid(("get_time",), calls)

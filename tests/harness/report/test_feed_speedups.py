@@ -1,8 +1,9 @@
 """The feed's cheaper paths give what the general ones give.
 
-- ``Scrubber.text`` and ``Scrubber.redacted_text`` answer a text seen before straight from
-  their cache: the answer must be the one a fresh scrubber computes, for any limit, secrets
-  included (a cached short text must never come back uncut under a smaller limit).
+- The redactor remembers whether a key is secret and whether a text may name one (bounded
+  memos on pure functions): each answer must be the pure function's, for the redactor's own
+  key list (two redactors never share an answer), and a scrubber asked again must answer as a
+  fresh one, for any limit, secrets included.
 - The JSON report and the JUnit spools write through large buffers: a report of many
   scenarios (past the buffers and the in-memory spool) must be the one written scenario by
   scenario through :func:`render_json` / :func:`render_junit`.
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from harness.expectation import Expectation
 from harness.metrics.base import Details, Pair, Score
 from harness.redaction import Redactor, Scrubber
+from harness.redaction.keys import _key_matches, _names_a_key
 from harness.report.json_report import JsonReportWriter, render_json
 from harness.report.junit import JunitReportWriter, render_junit
 from harness.report.view.rows import _Pairs, _rows, _take
@@ -35,14 +37,40 @@ _TEXTS = st.one_of(
 )
 
 
+_KEYS = st.one_of(
+    st.text(max_size=300),
+    st.sampled_from(["token", "api_key", "x-api-key", "password", "passwd", "max_tokens", "Token"]),
+)
+
+
 @settings(max_examples=300, deadline=None)
+@given(st.lists(_KEYS, max_size=12), st.lists(st.tuples(_TEXTS, st.none()), max_size=6))
+def test_remembered_answers_belong_to_each_key_list(
+    keys: list[str], calls: list[tuple[str, None]]
+) -> None:
+    """The key and text memos answer per key list: redactors asked in turn never share an
+    answer, and a remembered answer (short texts) is what the pure function gives."""
+    redactors = [Redactor(["token"]), Redactor(["password"]), Redactor()]
+    texts = keys + [text for text, _ in calls]
+    for text in [*texts, *texts]:  # the second round is answered from the memos
+        for redactor in redactors:
+            assert redactor.matches(text) == _key_matches(redactor.patterns, text)
+            finder = redactor._finder
+            expected = finder is not None and _names_a_key(finder, text)
+            assert redactor._might_match(text) == (expected and len(text) >= redactor._min_len)
+    token, password = redactors[0], redactors[1]
+    assert token.matches("accessToken") and not password.matches("accessToken")
+    assert password.matches("db_password") and not token.matches("db_password")
+
+
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(_TEXTS, st.one_of(st.none(), st.integers(0, 400))), max_size=12))
-def test_cached_texts_are_what_a_fresh_scrubber_gives(calls: list[tuple[str, int | None]]) -> None:
-    """One scrubber asked many times (cache hits) agrees with a fresh one per call."""
+def test_a_scrubber_asked_again_answers_as_a_fresh_one(calls: list[tuple[str, int | None]]) -> None:
+    """Scrubbing a text twice, under any limit, gives what a fresh scrubber gives."""
     redactor = Redactor()
     shared = Scrubber(redactor, [_SECRET])
-    for text, limit in [*calls, *calls]:  # the second round hits the cache
-        fresh = Scrubber(redactor, [_SECRET])
+    for text, limit in [*calls, *calls]:
+        fresh = Scrubber(Redactor(), [_SECRET])
         assert shared.text(text, limit) == fresh.text(text, limit)
         assert shared.redacted_text(text) == fresh.redacted_text(text)
         assert _SECRET not in shared.text(text, limit)

@@ -20,7 +20,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import pytest
 from rich.console import Console
 
 from harness.redaction import CYCLE, TOO_DEEP, Redactor, Scrubber, jsonable, safe_repr
@@ -391,27 +390,6 @@ def test_huge_values_are_rendered_in_seconds_and_cut_in_the_view(tmp_path: Path)
     assert text.startswith("xxx") and text.endswith("more characters>")
     items = runs["biglist"]["tool_calls"][0]["result"]
     assert items[:3] == [0, 1, 2] and items[-1] == "<999,000 more items>"
-
-
-def test_each_sample_is_searched_for_secrets_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The progress line, the root span and the reports ask about the same runs: one search."""
-    from harness.redaction import secrets as redaction  # where each sample is searched
-
-    searched: list[object] = []
-    real = redaction._sample_secrets
-
-    def counting(sample: Any, redactor: Redactor) -> frozenset[str]:
-        searched.append(sample)
-        return real(sample, redactor)
-
-    monkeypatch.setattr(redaction, "_sample_secrets", counting)
-    result = _suite()
-    redactor = Redactor()
-    for scenario in result.scenarios:
-        Scrubber.for_runs(redactor, scenario.runs)
-        Scrubber.for_runs(redactor, scenario.runs)
-    Scrubber.for_suite(redactor, result)
-    assert len(searched) == len(result.scenarios)
 
 
 def test_secrets_in_hostile_values_are_still_found() -> None:

@@ -94,8 +94,8 @@ def _passing(name: str, reason: str, trace: str) -> ScenarioResult:
 
 
 def test_shared_passing_views_are_masked_by_the_scrubber_that_knows_the_secret() -> None:
-    """A passing score's view is shared per scrubber: a secret learnt later in the stream is
-    masked in the results after it, as it was before views were shared."""
+    """A passing score's view is remembered per scrubber: a secret learnt later in the stream
+    is masked in the results after it, as it was before views were shared."""
     secret = "tok-very-secret-9"
     stream = StreamScrubber(Redactor())
     first = _passing("a", f"saw {secret}", "1" * 32)

@@ -154,13 +154,12 @@ def test_plain_numbers_skip_the_walk_and_render_as_it_would() -> None:
     assert scrubber.value(big).startswith("<unrepresentable: int")
 
 
-def test_an_expectation_view_is_shared_per_scrubber_and_masked_by_each() -> None:
+def test_an_expectation_view_is_masked_by_each_scrubber() -> None:
     from harness.report.view import expectation_view
 
     expectation = Expectation("login", {"user": f"u-{SECRET}", "api_key": SECRET})
     plain, knowing = Scrubber(), Scrubber(Redactor(), [SECRET])
     first = expectation_view(0, expectation, plain)
-    assert expectation_view(0, expectation, plain) is first  # one view per scrubber
     assert expectation_view(1, expectation, plain).index == 1
     assert [arg.value for arg in first.args] == [f"u-{SECRET}", MASK]  # masked by key
     known = expectation_view(0, expectation, knowing)

@@ -195,7 +195,7 @@ def test_score_sample_scores_blocks_on_a_recorded_run(tmp_path: Path) -> None:
     recorder = ToolCallRecorder()
     case = supervisor()
     run_shape(case, "invoke", thread_config(case, [recorder]))
-    scored = score_sample(scenario, recorder.sample())
+    scored = score_sample(scenario, Sample.from_recorder(recorder))
     assert scored.passed and _scores(scored) == {"planner.tool_call_f1": True}
 
 

@@ -15,6 +15,7 @@ from harness.errors import ConfigError
 from harness.models import make_model
 from harness.result import ScenarioResult
 from harness.runner import RunOptions, run_scenarios
+from harness.sample import Sample
 from harness.scenarios import load_file
 from tests.support.paths import ROOT, documentation
 from tracing.callback import ToolCallRecorder
@@ -193,7 +194,7 @@ def test_recorder_turns_split_a_conversation() -> None:
     with recorder.turn() as third:
         agent.invoke({"messages": [("user", "What is my balance?")]}, config)
     expect_tools(third).called("get_balance").no_unexpected_calls()
-    assert "940.00 EUR" in str(third.sample().output)
+    assert "940.00 EUR" in str(Sample.from_recorder(third).output)
     assert len(recorder.calls()) == 2
 
 

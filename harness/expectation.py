@@ -1,22 +1,38 @@
-"""Expectation: a tool name plus an argument pattern (docs/metrics.md#samples-and-expectations)."""
+"""Expectation: a tool name plus an argument pattern (docs/metrics.md#samples-and-expectations).
+
+An expectation may also carry a label (``id:`` in YAML), the labels it comes ``after``, be
+``optional``, and constrain the call's ``result``; its patterns may hold ``$ref`` s to another
+expectation's call, resolved per sample before scoring (:mod:`harness.resolve`).
+"""
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from harness.values import (
+    ABSENT,
+    LABEL,
     ArgCheck,
+    Matcher,
+    Ref,
     args_equal,
     args_match,
     check_args,
+    check_result,
     compile_args,
+    compile_pattern,
     describe_pattern,
+    match_value,
     pattern_bytes,
     pattern_to_json,
+    pointer_token,
+    read_result,
+    refs_in,
 )
+from harness.values.refs import LABEL_RULE
 from tracing.records import InvalidToolCall, ToolCall, parse_arguments
 
 
@@ -44,12 +60,17 @@ def tool_name(tool: Any, who: str = "expectation") -> str:
     )
 
 
+RefSite = tuple[Literal["args", "result"], str, Ref]
+"""Where a ``$ref`` sits in an expectation: (``"args"`` or ``"result"``, JSON pointer, ref)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Expectation:
     """An expected tool call: the name, and a compiled pattern for (some of) its arguments.
 
-    ``args`` are compiled on construction, so ``$`` mappings act as matchers and malformed ones
-    raise :class:`~harness.errors.MatcherError` naming their JSON-pointer path.
+    ``args`` (and ``result``) are compiled on construction, so ``$`` mappings act as matchers
+    and malformed ones raise :class:`~harness.errors.MatcherError` naming their JSON-pointer
+    path.
     """
 
     name: str
@@ -59,10 +80,23 @@ class Expectation:
     segments (``research_agent``) or a glob of either (``supervisor/*``)."""
     node: str | None = None
     """Only calls made in this LangGraph node match (a name or a glob)."""
+    label: str | None = None
+    """This expectation's name for ``after`` and ``$ref`` (``id:`` in YAML)."""
+    after: tuple[str, ...] = ()
+    """Labels of the expectations whose calls must come before this one's (a str is one)."""
+    optional: bool = False
+    """Matched when a call is there; when none is, the expectation is dropped from the sample
+    before scoring (docs/metrics.md, "Optional expectations")."""
+    result: Any = ABSENT
+    """A pattern the call's result must match (ABSENT: not checked); compiled like ``args``."""
     exact: bytes | None = field(init=False, repr=False, compare=False)
-    """The compiled args as bytes when they are plain literals and the expectation is not scoped
-    (else None): computed once here so the metrics recognise an identical call without comparing
-    value by value (:func:`harness.values.pattern_bytes`)."""
+    """The compiled args as bytes when they are plain literals and the call is paired by name
+    alone (else None): computed once here so the metrics recognise an identical call without
+    comparing value by value (:func:`harness.values.pattern_bytes`)."""
+    plain: bool = field(init=False, repr=False, compare=False)
+    """Paired by name alone: no agent, node or result to check (:meth:`pairs_with`)."""
+    refs: tuple[RefSite, ...] = field(init=False, repr=False, compare=False)
+    """Every ``$ref`` in ``args`` and ``result``, in order."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -76,9 +110,28 @@ class Expectation:
         if not isinstance(raw, Mapping):
             raw = parse_arguments(raw, where=f"expectation {self.name!r}")
         object.__setattr__(self, "args", compile_args(raw))
-        scoped = self.agent is not None or self.node is not None
-        exact = None if scoped else pattern_bytes(self.args)
-        object.__setattr__(self, "exact", exact)
+        if self.label is not None or self.after != () or self.optional is not False:
+            self._check_order_fields()
+        if self.result is not ABSENT:
+            object.__setattr__(self, "result", compile_pattern(self.result, "/result"))
+        plain = self.agent is None and self.node is None and self.result is ABSENT
+        object.__setattr__(self, "plain", plain)
+        object.__setattr__(self, "exact", pattern_bytes(self.args) if plain else None)
+        sites: list[RefSite] = [("args", path, ref) for path, ref in refs_in_args(self.args)]
+        if self.result is not ABSENT:
+            sites += [("result", path, ref) for path, ref in refs_in(self.result)]
+        object.__setattr__(self, "refs", tuple(sites))
+
+    def _check_order_fields(self) -> None:
+        """Check ``label``, ``after`` and ``optional``; ``after`` becomes a tuple of labels."""
+        where = f"expectation {self.name!r}"
+        label = self.label
+        if label is not None and (not isinstance(label, str) or not LABEL.match(label)):
+            raise InvalidToolCall(f"{where}: label must be {LABEL_RULE}, got {label!r}")
+        after = _labels(self.after, where)
+        object.__setattr__(self, "after", after)
+        if not isinstance(self.optional, bool):
+            raise InvalidToolCall(f"{where}: optional must be true or false, got {self.optional!r}")
 
     @classmethod
     def of(cls, tool: Any, args: Any = None, /, **kwargs: Any) -> Expectation:
@@ -105,6 +158,9 @@ class Expectation:
 
     @classmethod
     def _from_mapping(cls, item: Mapping[str, Any]) -> Expectation:
+        """``{name, args}`` (or OpenAI-shaped), with ``agent``, ``node``, ``label``, ``after``,
+        ``optional`` and ``result`` beside them. Not ``id``: a LangChain call's ``id`` is
+        its call id, not a label."""
         body = item.get("function", item)
         if not isinstance(body, Mapping):
             raise InvalidToolCall(f"expectation 'function' must be a mapping, got {body!r}")
@@ -121,30 +177,38 @@ class Expectation:
             parse_arguments(raw, where=f"expectation {name!r}"),
             agent=item.get("agent"),
             node=item.get("node"),
+            label=item.get("label"),
+            after=item.get("after") or (),
+            optional=item.get("optional", False),
+            result=item.get("result", ABSENT),
         )
 
     @property
     def scoped(self) -> bool:
-        """Whether this expectation names an agent or a node."""
-        return self.agent is not None or self.node is not None
+        """Whether pairing needs more than the name: an agent, a node or a result to check."""
+        return not self.plain
 
     def pairs_with(self, call: ToolCall) -> bool:
         """May this call stand for this expectation at all (arguments aside)?
 
-        Same name, made in the expectation's agent and node if it names them, and not an
-        ``invalid`` call: arguments that were never JSON match nothing (docs/metrics.md,
-        "Call statuses").
+        Same name, made in the expectation's agent and node if it names them, its result
+        matching the expectation's ``result`` if it gives one, and not an ``invalid`` call:
+        arguments that were never JSON match nothing (docs/metrics.md, "Call statuses").
         """
         if self.name != call.name or call.status == "invalid":
             return False
+        if self.plain:  # most expectations: nothing but the name to check
+            return True
         if self.agent is not None and not agent_matches(self.agent, call.agent):
             return False
-        return self.node is None or (
-            call.node is not None and fnmatch.fnmatchcase(call.node, self.node)
-        )
+        if self.node is not None and (
+            call.node is None or not fnmatch.fnmatchcase(call.node, self.node)
+        ):
+            return False
+        return self.result is ABSENT or match_value(self.result, read_result(call.result))
 
     def accepts(self, call: ToolCall) -> bool:
-        """Same name and every expected argument present and matching."""
+        """Same name and every expected argument present and matching (and the result)."""
         return self.pairs_with(call) and args_match(self.args, call.args)
 
     def accepts_exactly(self, call: ToolCall) -> bool:
@@ -152,18 +216,29 @@ class Expectation:
         return self.pairs_with(call) and args_equal(self.args, call.args)
 
     def check(self, call: ToolCall) -> ArgCheck:
-        """Argument-by-argument comparison against a call (names are not compared)."""
-        return check_args(self.args, call.args)
+        """Argument-by-argument comparison against a call (names are not compared), then the
+        result when the expectation gives one (a ``wrong_result`` diff at path ``result``)."""
+        found = check_args(self.args, call.args)
+        if self.result is ABSENT:
+            return found
+        diff = check_result(self.result, call.result)
+        if diff is None:
+            return found
+        return ArgCheck(found.correct, found.total, (*found.diffs, diff), found.extra_keys)
 
     def describe(self) -> str:
-        """Render as ``name(key=pattern, ...)``, then `` in agent`` / `` at node`` if scoped."""
+        """Render as ``name(key=pattern, ...)``, then `` in agent`` / `` at node`` if scoped,
+        `` -> result`` when a result is expected."""
         inner = ", ".join(f"{key}={describe_pattern(value)}" for key, value in self.args.items())
         where = f" in {self.agent}" if self.agent is not None else ""
         where += f" at {self.node}" if self.node is not None else ""
+        if self.result is not ABSENT:
+            where += f" -> {describe_pattern(self.result)}"
         return f"{self.name}({inner}){where}"
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"name": ..., "args": {...}}`` with matchers in ``$`` form (compiles back equal)."""
+        """``{"name": ..., "args": {...}}`` with matchers in ``$`` form (compiles back equal),
+        and every other field that is set (``label``, ``after``, ...)."""
         out: dict[str, Any] = {
             "name": self.name,
             "args": {k: pattern_to_json(v) for k, v in self.args.items()},
@@ -172,7 +247,36 @@ class Expectation:
             out["agent"] = self.agent
         if self.node is not None:
             out["node"] = self.node
+        if self.label is not None:
+            out["label"] = self.label
+        if self.after:
+            out["after"] = list(self.after)
+        if self.optional:
+            out["optional"] = True
+        if self.result is not ABSENT:
+            out["result"] = pattern_to_json(self.result)
         return out
+
+
+def refs_in_args(args: Mapping[str, Any]) -> list[tuple[str, Ref]]:
+    """Every ``$ref`` in compiled arguments, with its JSON pointer (``/order_id``)."""
+    found: list[tuple[str, Ref]] = []
+    for key, value in args.items():
+        if isinstance(value, Matcher):  # literals hold no $ref: most arguments stop here
+            found.extend(refs_in(value, "/" + pointer_token(key)))
+    return found
+
+
+def _labels(value: Any, where: str) -> tuple[str, ...]:
+    """``after`` as a tuple of labels: one label or a list of them."""
+    items: Iterable[Any] = (value,) if isinstance(value, str) else value
+    if isinstance(value, Mapping) or not isinstance(items, Iterable):
+        raise InvalidToolCall(f"{where}: after takes a label or a list of labels, got {value!r}")
+    labels = tuple(items)
+    for label in labels:
+        if not isinstance(label, str) or not LABEL.match(label):
+            raise InvalidToolCall(f"{where}: after names labels ({LABEL_RULE}), got {label!r}")
+    return labels
 
 
 def agent_matches(pattern: str, agent: str | None) -> bool:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import SampleError
 from harness.expectation import Expectation
+from harness.labels import check_labels
 from tracing.records import InvalidToolCall, ToolCall, content_text
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ def _coerce_expectations(items: Iterable[ExpectationLike] | None) -> list[Expect
             out.append(Expectation.coerce(item))
         except (InvalidToolCall, ValueError, TypeError) as exc:
             raise SampleError(f"expected_tool_calls[{position}]: {exc}") from None
+    check_labels(out)  # labels unique, `after` and `$ref` naming known ones, no cycle
     return out
 
 

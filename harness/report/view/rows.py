@@ -46,7 +46,7 @@ def _rows(
             continue
         own = () if index in full else pairs.check(index, partner).diffs
         diffs = _row_diffs(own, metric_diffs.get((index, partner), ()), scrubber)
-        verdict: RowVerdict = "wrong_args" if own else "ok"
+        verdict: RowVerdict = _verdict(own)
         rows.append(MatchRow(verdict, index, partner, diffs, None, tags.get(partner, ())))
     used = set(full.values()) | set(near.values())
     for index, call in enumerate(calls):
@@ -59,6 +59,15 @@ def _rows(
             note = scrubber.text(invalid_clause(call), TEXT_LIMIT)
         rows.append(MatchRow("unexpected", None, index, (), note, tags.get(index, ())))
     return tuple(rows)
+
+
+def _verdict(diffs: Sequence[ArgDiff]) -> RowVerdict:
+    """``ok`` without diffs; ``wrong_result`` when only the result differs; else ``wrong_args``."""
+    if not diffs:
+        return "ok"
+    if all(diff.code == "wrong_result" for diff in diffs):
+        return "wrong_result"
+    return "wrong_args"
 
 
 class _Pairs:

@@ -65,73 +65,126 @@ RefSite = tuple[Literal["args", "result"], str, Ref]
 
 
 @dataclass(frozen=True, slots=True)
+class _Extras:
+    """What few expectations carry: a label, ``after``, ``optional``, ``result``, ``$ref`` s.
+
+    Kept in one slot of :class:`Expectation`, None for the others: an expectation stays as
+    small as a plain call's, which the metrics' throughput depends on (benchmarks/).
+    """
+
+    label: str | None
+    after: tuple[str, ...]
+    optional: bool
+    result: Any
+    refs: tuple[RefSite, ...] = field(compare=False, repr=False)
+    dynamic: bool = field(compare=False, repr=False)
+    """Resolved per sample before scoring: a ``$ref`` to fill in, or optional (harness.resolve)."""
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Expectation:
     """An expected tool call: the name, and a compiled pattern for (some of) its arguments.
 
     ``args`` (and ``result``) are compiled on construction, so ``$`` mappings act as matchers
     and malformed ones raise :class:`~harness.errors.MatcherError` naming their JSON-pointer
-    path.
+    path. ``label``, ``after``, ``optional`` and ``result`` are keyword-only; :meth:`evolve`
+    (not ``dataclasses.replace``, which knows only the first four) copies with changes.
     """
 
     name: str
-    args: Mapping[str, Any] = field(default_factory=dict)
-    agent: str | None = None
+    args: Mapping[str, Any]
+    agent: str | None
     """Only calls made in this agent match: a path (``supervisor/research_agent``), its last
     segments (``research_agent``) or a glob of either (``supervisor/*``)."""
-    node: str | None = None
+    node: str | None
     """Only calls made in this LangGraph node match (a name or a glob)."""
-    label: str | None = None
-    """This expectation's name for ``after`` and ``$ref`` (``id:`` in YAML)."""
-    after: tuple[str, ...] = ()
-    """Labels of the expectations whose calls must come before this one's (a str is one)."""
-    optional: bool = False
-    """Matched when a call is there; when none is, the expectation is dropped from the sample
-    before scoring (docs/metrics.md, "Optional expectations")."""
-    result: Any = ABSENT
-    """A pattern the call's result must match (ABSENT: not checked); compiled like ``args``."""
     exact: bytes | None = field(init=False, repr=False, compare=False)
     """The compiled args as bytes when they are plain literals and the call is paired by name
     alone (else None): computed once here so the metrics recognise an identical call without
     comparing value by value (:func:`harness.values.pattern_bytes`)."""
-    plain: bool = field(init=False, repr=False, compare=False)
-    """Paired by name alone: no agent, node or result to check (:meth:`pairs_with`)."""
-    refs: tuple[RefSite, ...] = field(init=False, repr=False, compare=False)
-    """Every ``$ref`` in ``args`` and ``result``, in order."""
+    extra: _Extras | None = field(init=False)
+    """Label, ``after``, ``optional``, ``result`` and ``$ref`` s; None when none is given."""
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise InvalidToolCall(f"expectation needs a non-empty string name, got {self.name!r}")
-        for scope, value in (("agent", self.agent), ("node", self.node)):
+    def __init__(
+        self,
+        name: str,
+        args: Mapping[str, Any] | str | None = None,
+        agent: str | None = None,
+        node: str | None = None,
+        *,
+        label: str | None = None,
+        after: str | Iterable[str] = (),
+        optional: bool = False,
+        result: Any = ABSENT,
+    ) -> None:
+        """``label``: this call's name for ``after`` and ``$ref`` (``id:`` in YAML); ``after``:
+        the label(s) whose calls must come first; ``optional``: no cost when absent;
+        ``result``: a pattern the call's result must match."""
+        if not isinstance(name, str) or not name:
+            raise InvalidToolCall(f"expectation needs a non-empty string name, got {name!r}")
+        for scope, value in (("agent", agent), ("node", node)):
             if value is not None and (not isinstance(value, str) or not value):
                 raise InvalidToolCall(
-                    f"expectation {self.name!r}: {scope} must be a non-empty string, got {value!r}"
+                    f"expectation {name!r}: {scope} must be a non-empty string, got {value!r}"
                 )
-        raw = self.args
+        raw = args if args is not None else {}
         if not isinstance(raw, Mapping):
-            raw = parse_arguments(raw, where=f"expectation {self.name!r}")
-        object.__setattr__(self, "args", compile_args(raw))
-        if self.label is not None or self.after != () or self.optional is not False:
-            self._check_order_fields()
-        if self.result is not ABSENT:
-            object.__setattr__(self, "result", compile_pattern(self.result, "/result"))
-        plain = self.agent is None and self.node is None and self.result is ABSENT
-        object.__setattr__(self, "plain", plain)
-        object.__setattr__(self, "exact", pattern_bytes(self.args) if plain else None)
-        sites: list[RefSite] = [("args", path, ref) for path, ref in refs_in_args(self.args)]
-        if self.result is not ABSENT:
-            sites += [("result", path, ref) for path, ref in refs_in(self.result)]
-        object.__setattr__(self, "refs", tuple(sites))
+            raw = parse_arguments(raw, where=f"expectation {name!r}")
+        compiled = compile_args(raw)
+        setter = object.__setattr__
+        setter(self, "name", name)
+        setter(self, "args", compiled)
+        setter(self, "agent", agent)
+        setter(self, "node", node)
+        extra = None
+        if label is not None or after != () or optional is not False or result is not ABSENT:
+            extra = _extras(name, compiled, label, after, optional, result)
+        elif any(isinstance(value, Matcher) for value in compiled.values()):
+            extra = _extras(name, compiled, None, (), False, ABSENT)  # a $ref, maybe
+        setter(self, "extra", extra)
+        plain = agent is None and node is None and (extra is None or extra.result is ABSENT)
+        setter(self, "exact", pattern_bytes(compiled) if plain else None)
 
-    def _check_order_fields(self) -> None:
-        """Check ``label``, ``after`` and ``optional``; ``after`` becomes a tuple of labels."""
-        where = f"expectation {self.name!r}"
-        label = self.label
-        if label is not None and (not isinstance(label, str) or not LABEL.match(label)):
-            raise InvalidToolCall(f"{where}: label must be {LABEL_RULE}, got {label!r}")
-        after = _labels(self.after, where)
-        object.__setattr__(self, "after", after)
-        if not isinstance(self.optional, bool):
-            raise InvalidToolCall(f"{where}: optional must be true or false, got {self.optional!r}")
+    @property
+    def label(self) -> str | None:
+        """This expectation's name for ``after`` and ``$ref`` (``id:`` in YAML)."""
+        return self.extra.label if self.extra is not None else None
+
+    @property
+    def after(self) -> tuple[str, ...]:
+        """Labels of the expectations whose calls must come before this one's."""
+        return self.extra.after if self.extra is not None else ()
+
+    @property
+    def optional(self) -> bool:
+        """Matched when a call is there; when none is, dropped from the sample before scoring
+        (docs/metrics.md, "Optional expectations")."""
+        return self.extra is not None and self.extra.optional
+
+    @property
+    def result(self) -> Any:
+        """The compiled pattern the call's result must match; ABSENT: not checked."""
+        return self.extra.result if self.extra is not None else ABSENT
+
+    @property
+    def refs(self) -> tuple[RefSite, ...]:
+        """Every ``$ref`` in ``args`` and ``result``, in order."""
+        return self.extra.refs if self.extra is not None else ()
+
+    def evolve(self, **changes: Any) -> Expectation:
+        """A copy with some fields changed (any of the constructor's), the others kept."""
+        name = changes.pop("name", self.name)
+        fields = {
+            "args": self.args,
+            "agent": self.agent,
+            "node": self.node,
+            "label": self.label,
+            "after": self.after,
+            "optional": self.optional,
+            "result": self.result,
+        }
+        fields.update(changes)
+        return Expectation(name, **fields)
 
     @classmethod
     def of(cls, tool: Any, args: Any = None, /, **kwargs: Any) -> Expectation:
@@ -186,7 +239,7 @@ class Expectation:
     @property
     def scoped(self) -> bool:
         """Whether pairing needs more than the name: an agent, a node or a result to check."""
-        return not self.plain
+        return self.agent is not None or self.node is not None or self.result is not ABSENT
 
     def pairs_with(self, call: ToolCall) -> bool:
         """May this call stand for this expectation at all (arguments aside)?
@@ -197,15 +250,14 @@ class Expectation:
         """
         if self.name != call.name or call.status == "invalid":
             return False
-        if self.plain:  # most expectations: nothing but the name to check
-            return True
         if self.agent is not None and not agent_matches(self.agent, call.agent):
             return False
         if self.node is not None and (
             call.node is None or not fnmatch.fnmatchcase(call.node, self.node)
         ):
             return False
-        return self.result is ABSENT or match_value(self.result, read_result(call.result))
+        extra = self.extra
+        return extra is None or extra.result is ABSENT or _result_matches(extra.result, call)
 
     def accepts(self, call: ToolCall) -> bool:
         """Same name and every expected argument present and matching (and the result)."""
@@ -258,6 +310,10 @@ class Expectation:
         return out
 
 
+def _result_matches(pattern: Any, call: ToolCall) -> bool:
+    return match_value(pattern, read_result(call.result))
+
+
 def refs_in_args(args: Mapping[str, Any]) -> list[tuple[str, Ref]]:
     """Every ``$ref`` in compiled arguments, with its JSON pointer (``/order_id``)."""
     found: list[tuple[str, Ref]] = []
@@ -265,6 +321,31 @@ def refs_in_args(args: Mapping[str, Any]) -> list[tuple[str, Ref]]:
         if isinstance(value, Matcher):  # literals hold no $ref: most arguments stop here
             found.extend(refs_in(value, "/" + pointer_token(key)))
     return found
+
+
+def _extras(
+    name: str,
+    args: Mapping[str, Any],
+    label: Any,
+    after: Any,
+    optional: Any,
+    result: Any,
+) -> _Extras | None:
+    """Check and compile what an expectation carries beyond name, args and scope; None when
+    it carries nothing (its args held matchers, but no ``$ref``)."""
+    where = f"expectation {name!r}"
+    if label is not None and (not isinstance(label, str) or not LABEL.match(label)):
+        raise InvalidToolCall(f"{where}: label must be {LABEL_RULE}, got {label!r}")
+    labels = _labels(after, where)
+    if not isinstance(optional, bool):
+        raise InvalidToolCall(f"{where}: optional must be true or false, got {optional!r}")
+    sites: list[RefSite] = [("args", path, ref) for path, ref in refs_in_args(args)]
+    if result is not ABSENT:
+        result = compile_pattern(result, "/result")
+        sites += [("result", path, ref) for path, ref in refs_in(result)]
+    if label is None and not labels and not optional and result is ABSENT and not sites:
+        return None
+    return _Extras(label, labels, optional, result, tuple(sites), bool(sites) or optional)
 
 
 def _labels(value: Any, where: str) -> tuple[str, ...]:

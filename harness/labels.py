@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 from harness.errors import SampleError
@@ -39,8 +39,8 @@ def label_problems(
     """Every problem of the labels of one list: duplicate labels, ``after`` or ``$ref`` naming
     an unknown label (with the nearest one), and cycles of either. ``name`` is how messages
     refer to the list (``tool_calls[0]``)."""
-    if not any(exp.label is not None or exp.after or exp.refs for exp in expected):
-        return []
+    if all(exp.extra is None for exp in expected):
+        return []  # no label, no after, no $ref: nothing to check
     problems: list[LabelProblem] = []
     labels: dict[str, int] = {}
     for index, exp in enumerate(expected):
@@ -232,7 +232,7 @@ def without(expected: Sequence[Expectation], dropped: Iterable[int]) -> list[Exp
             continue
         if any(by_label.get(label) in gone for label in exp.after):
             after = _through(exp.after, expected, by_label, gone, set())
-            exp = replace(exp, after=after)
+            exp = exp.evolve(after=after)
         kept.append(exp)
     return kept
 

@@ -15,7 +15,6 @@ as it is, at the cost of one look at each expectation.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from operator import attrgetter
 from typing import Any
 
@@ -66,7 +65,8 @@ def resolve_expectations(
     JSON object or array.
     """
     for exp in expected:  # a plain loop: this runs for every sample scored
-        if exp.refs or exp.optional:
+        extra = exp.extra
+        if extra is not None and extra.dynamic:
             break
     else:
         return expected
@@ -136,7 +136,7 @@ def _resolved(
 
     args = {key: substitute(value, value_of) for key, value in exp.args.items()}
     result = exp.result if exp.result is ABSENT else substitute(exp.result, value_of)
-    return replace(exp, args=args, result=result)
+    return exp.evolve(args=args, result=result)
 
 
 _NO_RESULT = {

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from harness.expectation import Expectation
 from harness.labels import Edge, order_edges, topological_order
 from harness.matching import max_matching
-from harness.metrics._common import capped, describe_call, missing_issues, with_invalid_causes
+from harness.metrics._common import capped, missing_issues, with_invalid_causes
 from harness.metrics.base import Details, Issue, Pair, Score, check_threshold, make_score
 from harness.sample import Sample
 from tracing.records import ToolCall
@@ -235,17 +235,19 @@ def _score(
 
 
 def _broken(expected: Sequence[Expectation], partner: dict[int, int], a: int, b: int) -> str:
-    """Why edge a -> b is not kept: ``'look' (#3) ran after 'pay' (#2)``, or which is missing."""
+    """Why edge a -> b is not kept: ``'look' (call #3) ran after 'pay' (call #2)``, or which
+    of the two was not matched."""
     first, then = _name(expected, a), _name(expected, b)
     if a not in partner or b not in partner:
         gone = [_name(expected, i) for i in (a, b) if i not in partner]
         return f"{first} before {then}: {' and '.join(gone)} not matched"
-    return f"{first} (#{partner[a] + 1}) ran after {then} (#{partner[b] + 1})"
+    return f"{first} (call #{partner[a] + 1}) ran after {then} (call #{partner[b] + 1})"
 
 
 def _name(expected: Sequence[Expectation], index: int) -> str:
+    """An expectation by its label, else by its tool's name (the reason stays one line)."""
     exp = expected[index]
-    return f"'{exp.label}'" if exp.label is not None else describe_call(exp)
+    return f"'{exp.label}'" if exp.label is not None else exp.name
 
 
 def _on_edge(index: int, edges: Sequence[Edge]) -> bool:

@@ -29,8 +29,8 @@ from harness.values import (
     pattern_bytes,
     pattern_to_json,
     pointer_token,
-    read_result,
     refs_in,
+    result_forms,
 )
 from harness.values.refs import LABEL_RULE
 from tracing.records import InvalidToolCall, ToolCall, parse_arguments
@@ -311,7 +311,8 @@ class Expectation:
 
 
 def _result_matches(pattern: Any, call: ToolCall) -> bool:
-    return match_value(pattern, read_result(call.result))
+    """Does the call's result match (any of its forms: harness.values.result_forms)?"""
+    return any(match_value(pattern, form) for form in result_forms(call.result))
 
 
 def refs_in_args(args: Mapping[str, Any]) -> list[tuple[str, Ref]]:

@@ -24,7 +24,16 @@ from harness.labels import ref_layers, without
 from harness.matching import best_assignment, max_matching
 from harness.sample import Sample
 from harness.text import shorten
-from harness.values import ABSENT, Matcher, Ref, Resolved, Unresolved, read_result, substitute
+from harness.values import (
+    ABSENT,
+    Matcher,
+    Ref,
+    Resolved,
+    Unresolved,
+    read_result,
+    result_forms,
+    substitute,
+)
 from tracing.records import ToolCall
 
 __all__ = ["resolve_expectations", "resolve_sample"]
@@ -158,9 +167,10 @@ def _value(ref: Ref, j: int, call: ToolCall) -> Matcher:
         if call.status == "error":
             return Unresolved(ref, f"{where} failed: {shorten(call.error or '', 120)}")
         return Unresolved(ref, f"{where} {_NO_RESULT[call.status]}")
-    value = read_result(call.result)
     if not ref.path:
-        return Resolved(ref, value, j)
+        forms = result_forms(call.result)  # a text spelling a number stands for both
+        return Resolved(ref, forms[0], j, forms[1] if len(forms) > 1 else ABSENT)
+    value = read_result(call.result)
     if not isinstance(value, (Mapping, list, tuple)):
         raise RefError(
             f"$ref {ref.target}: the result of {where} (paired with '{ref.label}') is not a "

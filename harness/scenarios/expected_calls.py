@@ -56,13 +56,13 @@ def expected_call(
     )
 
 
-def _after(raw: str | list[str] | None, loc: PathKey, out: Collector) -> tuple[str, ...]:
+def _after(raw: str | list[Any] | None, loc: PathKey, out: Collector) -> tuple[str, ...]:
     if raw is None:
         return ()
     labels = [raw] if isinstance(raw, str) else raw
     good = []
     for position, label in enumerate(labels):
-        if LABEL.match(label):
+        if isinstance(label, str) and LABEL.match(label):
             good.append(label)
             continue
         where = loc if isinstance(raw, str) else (*loc, position)

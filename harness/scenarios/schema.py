@@ -52,7 +52,7 @@ class ToolCallSpec(_Strict):
         "{$ref: <label>.args.<path>} / {$ref: <label>.result.<path>}.",
         json_schema_extra={"pattern": LABEL.pattern},
     )
-    after: str | list[str] | None = Field(
+    after: str | list[Any] | None = Field(
         default=None,
         description="The label(s) of expected calls that must run before this one "
         "(adds tool_call_partial_order at 1.0).",

@@ -47,7 +47,7 @@ from harness.values.pattern import (
     pointer_token,
 )
 from harness.values.refs import LABEL, Ref, Resolved, Unresolved
-from harness.values.results import json_structure, read_result
+from harness.values.results import json_structure, read_result, result_forms
 from harness.values.walk import has_refs, refs_in, substitute
 
 __all__ = [
@@ -95,6 +95,7 @@ __all__ = [
     "pointer_token",
     "read_result",
     "refs_in",
+    "result_forms",
     "strict_equal",
     "substitute",
 ]

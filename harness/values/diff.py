@@ -23,7 +23,7 @@ from harness.values.pattern import (
     pointer_token,
 )
 from harness.values.refs import Resolved, Unresolved
-from harness.values.results import read_result
+from harness.values.results import result_forms
 
 ArgCode = Literal["wrong_args", "missing_arg", "extra_arg", "wrong_result", "unresolved_ref"]
 """``wrong_result``: the call's result does not match the expectation's ``result:`` (path
@@ -153,13 +153,15 @@ a JSON pointer, so it names no argument."""
 def check_result(pattern: Any, result: Any) -> ArgDiff | None:
     """The ``wrong_result`` diff of a call's result against a ``result:`` pattern, or None.
 
-    The result is read first (:func:`~harness.values.results.read_result`: a JSON object or
-    array text is its structure); the diff points at the deepest mismatch inside it.
+    The result is read first (:func:`~harness.values.results.result_forms`: a JSON object or
+    array text is its structure; a text spelling a number is that text and that number), and
+    matches when one of its forms does; the diff points at the deepest mismatch inside the
+    last form.
     """
-    value = read_result(result)
-    if match_value(pattern, value):
+    forms = result_forms(result)
+    if any(match_value(pattern, form) for form in forms):
         return None
-    found = _explain(pattern, value, RESULT_PATH, RESULT_PATH, top=True)
+    found = _explain(pattern, forms[-1], RESULT_PATH, RESULT_PATH, top=True)
     if found.code == "unresolved_ref":
         return found
     return ArgDiff(found.path, found.expected, found.actual, "wrong_result", found.message)

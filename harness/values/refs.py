@@ -94,11 +94,18 @@ class Resolved(Matcher):
     value: Any = field(hash=False)
     call: int = 0
     """0-based index of the call the value was taken from."""
+    also: Any = field(default=ABSENT, hash=False)
+    """A second value it stands for: the number a result's text spells (``"3"`` and 3;
+    harness.values.result_forms), else ABSENT."""
     key: ClassVar[str] = "$ref"
 
     def matches(self, actual: Any) -> bool:
-        """Present and equivalent to the resolved value."""
-        return actual is not ABSENT and equivalent(self.value, actual)
+        """Present and equivalent to the resolved value (or to :attr:`also`)."""
+        if actual is ABSENT:
+            return False
+        if equivalent(self.value, actual):
+            return True
+        return self.also is not ABSENT and equivalent(self.also, actual)
 
     def describe(self) -> str:
         """``$ref find.result.order_id`` (the diff shows the value)."""

@@ -192,3 +192,30 @@ def test_to_dict_round_trips_through_the_mapping_form() -> None:
 def test_one_of_holding_a_ref_describes_it() -> None:
     pattern = OneOf([{"$ref": "a.result"}, "x"])
     assert pattern.describe() == "$one_of [$ref a.result, 'x']"
+
+
+def test_the_result_is_a_pairing_condition_in_every_metric_that_pairs_by_it() -> None:
+    from harness import Sample
+    from harness.metrics import (
+        NoUnexpectedToolCalls,
+        ToolArgumentCorrectness,
+        ToolCallAccuracy,
+        ToolCallF1,
+        ToolCallOrder,
+        ToolCallSequenceAccuracy,
+    )
+
+    expected = [Expectation("get", {"id": 1}, result={"$subset": {"status": "shipped"}})]
+    right = [ToolCall("get", {"id": 1}, result='{"status": "shipped"}')]
+    wrong = [ToolCall("get", {"id": 1}, result='{"status": "open"}')]
+    metrics = [
+        ToolCallAccuracy(),
+        NoUnexpectedToolCalls(),
+        ToolCallOrder(),
+        ToolCallF1(),
+        ToolArgumentCorrectness(),
+        ToolCallSequenceAccuracy(order="flexible"),
+    ]
+    for metric in metrics:
+        assert metric.evaluate(Sample(tool_calls=right, expected_tool_calls=expected)).value == 1.0
+        assert metric.evaluate(Sample(tool_calls=wrong, expected_tool_calls=expected)).value == 0.0

@@ -17,6 +17,9 @@ offending value), not only in the message::
      ├── ScenarioRunError       a scenario its agent cannot run as written (.scenario, .turn)
      ├── MatcherError           a malformed argument pattern (.path, .value)
      ├── SampleError            a sample a metric cannot score (.metric)
+     ├── ScoringError           a recorded run a scenario cannot be scored on as written
+     │    └── RefError          a ``$ref`` that cannot be resolved on a run: a path into a
+     │                          result that is not JSON (.label, .path, .result)
      ├── ScriptError            a scripted model turn that cannot be played (.where)
      ├── ScaffoldError          ``harness init`` cannot write the starter project (.paths)
      ├── ProviderError          a real provider's call failed (.model, .endpoint); not a
@@ -75,11 +78,13 @@ __all__ = [
     "MetricConfigError",
     "ModelConfigError",
     "ProviderError",
+    "RefError",
     "ReportError",
     "ReportVersionError",
     "SampleError",
     "ScaffoldError",
     "ScenarioRunError",
+    "ScoringError",
     "ScriptError",
     "SelectionError",
     "UnknownScenarioError",
@@ -195,6 +200,29 @@ class SampleError(HarnessError, ValueError):
         super().__init__(message)
         self.metric = metric
         """The metric that refused the sample, when a metric did."""
+
+
+class ScoringError(HarnessError, ValueError):
+    """A recorded run that a scenario cannot be scored on as written: that run's error, never
+    a pass or a fail."""
+
+    brief = True
+
+
+class RefError(ScoringError):
+    """A ``$ref`` that cannot be resolved: a path into a result that is not a JSON object or
+    array, or a ``$ref`` matched before it was resolved (docs/metrics.md, "Data flow")."""
+
+    def __init__(
+        self, message: str, *, label: str | None = None, path: str = "", result: Any = None
+    ) -> None:
+        super().__init__(message)
+        self.label = label
+        """The label the ``$ref`` names."""
+        self.path = path
+        """The ``$ref`` as written (``find.result.order_id``)."""
+        self.result = result
+        """The result the path could not go into (None when not concerned)."""
 
 
 class ScriptError(HarnessError, ValueError):

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from harness.errors import SampleError
 from harness.expectation import Expectation
+from harness.labels import check_labels
 from tracing.records import InvalidToolCall, ToolCall, content_text
 
 ExpectationLike = Expectation | ToolCall | Mapping[str, Any]
@@ -38,6 +39,7 @@ def _coerce_expectations(items: Iterable[ExpectationLike] | None) -> list[Expect
             out.append(Expectation.coerce(item))
         except (InvalidToolCall, ValueError, TypeError) as exc:
             raise SampleError(f"expected_tool_calls[{position}]: {exc}") from None
+    check_labels(out)  # labels unique, `after` and `$ref` naming known ones, no cycle
     return out
 
 

@@ -27,6 +27,9 @@ __all__ = ["DIALECT", "MATCHER_DESCRIPTIONS", "scenario_schema", "schema_json"]
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
+REF_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*\.(args(\.[^.]+)+|result(\.[^.]+)*)$"
+"""What a ``$ref`` string looks like (harness.values.Ref checks the same, with messages)."""
+
 MATCHER_DESCRIPTIONS: dict[str, tuple[dict[str, Any], str]] = {
     "$any": ({"const": True}, "Present, any value: {$any: true}."),
     "$absent": ({"const": True}, "The key must not be there: {$absent: true}."),
@@ -45,6 +48,11 @@ MATCHER_DESCRIPTIONS: dict[str, tuple[dict[str, Any], str]] = {
     "$unordered": ({"type": "array"}, "A list compared as a multiset."),
     "$optional": ({}, "May be absent; if present must match this pattern."),
     "$literal": ({}, "This value as it is, even a mapping with $ keys."),
+    "$ref": (
+        {"type": "string", "pattern": REF_PATTERN},
+        "In an expected call's args or result only: the value the call labelled <label> "
+        "passed (<label>.args.<path>) or returned (<label>.result[.<path>]).",
+    ),
 }
 """Every ``$`` key a pattern may use (harness.values.MATCHER_KEYS, plus $approx's options)."""
 
@@ -318,6 +326,19 @@ def scenario_schema() -> dict[str, Any]:
         },
     )
     _rule_defs(defs)
+    _replace(defs["ToolCallSpec"], "result", _ref("Pattern"))
+    label = defs["ToolCallSpec"]["properties"]["id"]["pattern"]
+    _replace(
+        defs["ToolCallSpec"],
+        "after",
+        {
+            "anyOf": [
+                {"type": "string", "pattern": label},
+                {"type": "array", "items": {"type": "string", "pattern": label}},
+                {"type": "null"},
+            ]
+        },
+    )
     defs["Metrics"] = _metrics_def()
     defs["Model"] = _model_def()
     defs.update(_pattern_defs())

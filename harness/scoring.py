@@ -20,6 +20,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.expectation import agent_matches
 from harness.metrics.base import Score
+from harness.resolve import resolve_expectations
 from harness.result import (
     RULE_ERROR_CODES,
     CheckResult,
@@ -120,9 +121,14 @@ def judge(scenario: Scenario, sample: Sample) -> Judged:
     """The scenario's scores and checks on one sample, or the error that stopped the scoring.
 
     :func:`score_sample` is this, then :func:`scored_run`; ``harness eval-traces`` calls the two
-    apart so that a passing trace's lean result is built without the full run.
+    apart so that a passing trace's lean result is built without the full run. The sample's
+    expectations are first resolved in place (``$ref`` s, absent optional calls:
+    :func:`harness.resolve.resolve_expectations`), so the run's report shows what was scored.
     """
     try:
+        calls = sample.tool_calls
+        if calls is not None:
+            sample.expected_tool_calls = resolve_expectations(sample.expected_tool_calls, calls)
         # List comprehensions, not generators: ``harness eval-traces`` runs this per trace.
         scores = tuple([metric.evaluate(sample) for metric in scenario.metrics])
         if scenario.agent_blocks:
@@ -186,10 +192,11 @@ def agent_scores(block: AgentBlock, sample: Sample) -> tuple[Score, ...]:
     """
     if not block.metrics:
         return ()
+    calls = calls_in_agent(sample.tool_calls or [], block.agent)
     scoped = Sample(
         input=sample.input,
-        tool_calls=calls_in_agent(sample.tool_calls or [], block.agent),
-        expected_tool_calls=list(block.expected),
+        tool_calls=calls,
+        expected_tool_calls=resolve_expectations(list(block.expected), calls),
         output=sample.output,
         metadata={**sample.metadata, "agent": block.agent},
         trace_id=sample.trace_id,

@@ -6,6 +6,7 @@ from harness.metrics.accuracy import NoUnexpectedToolCalls, ToolCallAccuracy, To
 from harness.metrics.arguments import ToolArgumentCorrectness
 from harness.metrics.base import Details, Issue, Metric, Pair, ReasonCode, Score
 from harness.metrics.f1 import ToolCallF1
+from harness.metrics.partial_order import ToolCallPartialOrder
 from harness.metrics.ragas import RagasToolCallAccuracy, RagasToolCallF1
 from harness.metrics.registry import get_metric, metric_names, metric_options, register_metric
 from harness.metrics.selection import ToolSelectionAccuracy
@@ -25,6 +26,7 @@ __all__ = [
     "ToolCallAccuracy",
     "ToolCallF1",
     "ToolCallOrder",
+    "ToolCallPartialOrder",
     "ToolCallSequenceAccuracy",
     "ToolSelectionAccuracy",
     "get_metric",

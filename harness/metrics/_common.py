@@ -198,6 +198,14 @@ def diff_clause(tool: str, diff: ArgDiff) -> str:
         return f"{tool} called without {key}, expected {show_pattern(diff.expected)}."
     if diff.code == "extra_arg" or diff.expected is ABSENT:
         return f"{tool} called with unexpected argument {key}={show_value(diff.actual)}."
+    if diff.code == "unresolved_ref":  # the message says which label has no value, and why
+        return f"{tool}: {diff.message}."
+    if diff.code == "wrong_result":  # path result, or result/<key> inside it
+        where = key.replace("/", ".")
+        return (
+            f"{tool} returned {where}={show_value(diff.actual)}, "
+            f"expected {show_pattern(diff.expected)}."
+        )
     return (
         f"{tool} called with {key}={show_value(diff.actual)}, "
         f"expected {show_pattern(diff.expected)}."

@@ -21,6 +21,8 @@ ReasonCode = Literal[
     "wrong_tool",
     "tool_error",
     "invalid_args",
+    "wrong_result",
+    "unresolved_ref",
 ]
 """Stable machine-readable codes for what went wrong; reports and tools may key on them."""
 

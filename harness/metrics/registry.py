@@ -26,6 +26,7 @@ from harness.metrics.accuracy import NoUnexpectedToolCalls, ToolCallAccuracy, To
 from harness.metrics.arguments import ToolArgumentCorrectness
 from harness.metrics.base import Metric
 from harness.metrics.f1 import ToolCallF1
+from harness.metrics.partial_order import ToolCallPartialOrder
 from harness.metrics.selection import ToolSelectionAccuracy
 from harness.metrics.sequence import ToolCallSequenceAccuracy
 from harness.text import did_you_mean
@@ -177,5 +178,6 @@ for _builtin in (
     ToolSelectionAccuracy,
     ToolCallSequenceAccuracy,
     ToolCallF1,
+    ToolCallPartialOrder,
 ):
     register_metric(_builtin)

@@ -77,6 +77,7 @@ _UNSAFE_CHARS = re.compile(
 _VERDICT_LABEL = {
     "ok": "match",
     "wrong_args": "wrong arguments",
+    "wrong_result": "wrong result",
     "invalid": "invalid arguments",
     "missing": "missing",
     "unexpected": "unexpected",
@@ -634,8 +635,17 @@ def _diff_row(diffs: Sequence[DiffView], span: int = 3) -> str:
 
 
 def _expectation_html(expectation: ExpectationView, bad: set[str]) -> str:
-    """``name(key=pattern, ...)`` as marked-up, escaped code."""
-    return _signature(expectation.name, expectation.args, bad)
+    """``name(key=pattern, ...)`` as marked-up, escaped code; its label, expected result and
+    ``optional`` around it when given."""
+    html = _signature(expectation.name, expectation.args, bad)
+    if expectation.label is not None:
+        html = f'<span class="label">{_e(expectation.label)}:</span> {html}'
+    result = expectation.result
+    if result is not None:
+        html += f'<div class="result">→ {_e(shorten(result.text, _RESULT_LIMIT))}</div>'
+    if expectation.optional:
+        html += '<div class="callnote">optional</div>'
+    return html
 
 
 def _call_html(call: CallView, bad: set[str]) -> str:

@@ -27,6 +27,7 @@ from harness.report.base import FeedWriter, write_whole
 from harness.report.files import atomic_output
 from harness.report.view import (
     CallView,
+    ExpectationView,
     RunView,
     ScenarioView,
     SuiteView,
@@ -103,6 +104,20 @@ def scenario_data(view: ScenarioView) -> dict[str, Any]:
     return data
 
 
+def _expected_data(exp: ExpectationView) -> dict[str, Any]:
+    """``{name, args}``, and ``id``, ``after``, ``optional``, ``result`` when set (YAML's keys)."""
+    data: dict[str, Any] = {"name": exp.name, "args": {arg.key: arg.value for arg in exp.args}}
+    if exp.label is not None:
+        data["id"] = exp.label
+    if exp.after:
+        data["after"] = list(exp.after)
+    if exp.optional:
+        data["optional"] = True
+    if exp.result is not None:
+        data["result"] = exp.result.value
+    return data
+
+
 def _run_data(run: RunView) -> dict[str, Any]:
     error = run.error
     data: dict[str, Any] = {
@@ -113,10 +128,7 @@ def _run_data(run: RunView) -> dict[str, Any]:
         "output": run.output,
         "paused": list(run.paused),
         "tool_calls": [_call_data(call) for call in run.calls],
-        "expected_tool_calls": [
-            {"name": exp.name, "args": {arg.key: arg.value for arg in exp.args}}
-            for exp in run.expected
-        ],
+        "expected_tool_calls": [_expected_data(exp) for exp in run.expected],
         "scores": [
             {
                 "name": score.name,

@@ -32,6 +32,7 @@ _CELL = 120
 _VERDICT = {
     "ok": "✅ ok",
     "wrong_args": "❌ wrong args",
+    "wrong_result": "❌ wrong result",
     "invalid": "❌ invalid args",
     "missing": "❌ missing",
     "unexpected": "⚠️ not expected",
@@ -227,7 +228,7 @@ def _match_table(run: RunView) -> list[str]:
 
 def _notes(row: MatchRow) -> list[str]:
     # a full match's diffs are metrics' extras, as in the plain-text table: not listed
-    wrong = row.verdict == "wrong_args"
+    wrong = row.verdict in ("wrong_args", "wrong_result")
     notes = [f"{d.path}: {d.reason}" for d in row.diffs if not d.source] if wrong else []
     if row.note:
         notes.append(row.note)

@@ -58,13 +58,23 @@ def call_text(call: CallView) -> str:
 
 
 def expectation_text(expectation: ExpectationView) -> str:
-    """``name(key=pattern, ...)``, secret arguments as the mask, long patterns shortened."""
-    return _signature(expectation.name, expectation.args)
+    """``name(key=pattern, ...)``, secret arguments as the mask, long patterns shortened; led
+    by its label (``find: ...``), then `` -> result`` and ``(optional)`` when given."""
+    text = _signature(expectation.name, expectation.args)
+    if expectation.label is not None:
+        text = f"{expectation.label}: {text}"
+    result = expectation.result
+    if result is not None:
+        text += f" -> {result.value if result.masked else shorten(result.text, _ARG)}"
+    if expectation.optional:
+        text += " (optional)"
+    return text
 
 
 _VERDICT_TEXT = {
     "ok": "ok",
     "wrong_args": "wrong args",
+    "wrong_result": "wrong result",
     "invalid": "invalid args",
     "missing": "MISSING",
     "unexpected": "not expected",
@@ -123,7 +133,8 @@ def _row_notes(run: RunView, row: MatchRow) -> list[str]:
     """Under a row: the expectation's own argument diffs, or an unexpected call's error, then
     the failed rules that name its call (``✗ rule:grounded ids``, ``⚠ rule:x (warn)``)."""
     notes = []
-    if row.verdict == "wrong_args":  # a full match's diffs are metrics' extras: not listed here
+    # a full match's diffs are metrics' extras: not listed here
+    if row.verdict in ("wrong_args", "wrong_result"):
         notes = [f"{diff.path}: {diff.reason}" for diff in row.diffs if not diff.source]
     if row.note:
         notes.append(row.note)

@@ -11,7 +11,6 @@ text are read from all texts once, the first time a number is not found in a str
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
@@ -19,6 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from harness.rules.trajectory import Trajectory
+from harness.values.results import json_structure
 
 USER = -1
 """The source index of the user's messages: before every call."""
@@ -105,7 +105,7 @@ class GroundingIndex:
 
     def _result(self, source: int, result: Any) -> None:
         if isinstance(result, str):
-            parsed = _json_structure(result)
+            parsed = json_structure(result)
             if parsed is None:
                 self.texts.append((source, result))
                 return
@@ -160,18 +160,6 @@ def number_value(token: str) -> int | float | None:
         return float(digits) if "." in digits else int(digits)
     except ValueError:
         return None
-
-
-def _json_structure(text: str) -> Any:
-    """The object or array a JSON text holds, else None (any other text is read as text)."""
-    start = text.lstrip()[:1]
-    if start != "{" and start != "[":
-        return None
-    try:
-        parsed = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    return parsed if isinstance(parsed, (dict, list)) else None
 
 
 def index_of(trajectory: Trajectory) -> GroundingIndex:

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import MatcherError
-from harness.values import ABSENT, args_match, compile_args, describe_pattern, equivalent
+from harness.values import (
+    ABSENT,
+    args_match,
+    compile_args,
+    describe_pattern,
+    equivalent,
+    refs_in,
+)
 from harness.values.pattern import pointer_token
 
 if TYPE_CHECKING:
@@ -121,6 +128,13 @@ class CallPattern:
             else:
                 same.append((key, reference))
         compiled = compile_args(plain)
+        for key, value in compiled.items():
+            for where, _ref in refs_in(value, f"/{pointer_token(key)}"):
+                raise MatcherError(
+                    "$ref only goes in an expected call's args or result; a rule compares "
+                    "arguments with $same",
+                    where,
+                )
         return cls(name, compiled or None, tuple(same))
 
     @property

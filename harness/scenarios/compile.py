@@ -17,6 +17,7 @@ from harness.errors import HarnessError, MatcherError, MetricConfigError
 from harness.expectation import Expectation
 from harness.metrics.base import Metric
 from harness.scenarios.agents import named_agent, resolve_agent, resolve_callable
+from harness.scenarios.expected_calls import check_labels, expected_call, refuse_refs
 from harness.scenarios.issues import (
     Collector,
     PathKey,
@@ -374,10 +375,13 @@ class FileLoader:
                 except MatcherError as exc:
                     self._matcher_issue(arg_loc, exc)
             scope = agent if agent is not None else call.agent
-            expected.append(Expectation(call.name, compiled, agent=scope, node=call.node))
+            expected.append(
+                expected_call(call, compiled, scope, call_loc, self.out, self._matcher_issue)
+            )
             specs.append(
                 ExpectedCallSpec(call.name, args, render_path(call_loc), self.out.line_of(call_loc))
             )
+        check_labels(expected, where, self.out)
         return expected, specs
 
     def _output(self, expect: ExpectSpec, loc: PathKey) -> Any:
@@ -386,10 +390,12 @@ class FileLoader:
         from harness.values import compile_pattern
 
         try:
-            return compile_pattern(expect.output)
+            output = compile_pattern(expect.output)
         except MatcherError as exc:
             self._matcher_issue((*loc, "expect", "output"), exc)
             return None
+        refuse_refs(output, (*loc, "expect", "output"), self.out)
+        return output
 
     def _matcher_issue(self, loc: PathKey, exc: MatcherError) -> None:
         sub = _pointer_parts(exc.path)
@@ -450,6 +456,8 @@ class FileLoader:
         if spec.expect.order != "any":
             sequence = merged.setdefault("tool_call_sequence_accuracy", {"threshold": 1.0})
             sequence.setdefault("order", spec.expect.order)
+        if any(call.after for call in tool_calls or ()):
+            merged.setdefault("tool_call_partial_order", {"threshold": 1.0})
         get_metric, _names = metric_registry()
         metrics: list[Metric] = []
         for name, options in merged.items():

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harness.scenarios.model import Order
+from harness.values.refs import LABEL
 
 Tag = Annotated[
     str,
@@ -44,6 +45,26 @@ class ToolCallSpec(_Strict):
         default=None,
         min_length=1,
         description="Only a call made in this LangGraph node matches (a name or a glob).",
+    )
+    id: str | None = Field(
+        default=None,
+        description="A label for this call: other expected calls name it in after: and in "
+        "{$ref: <label>.args.<path>} / {$ref: <label>.result.<path>}.",
+        json_schema_extra={"pattern": LABEL.pattern},
+    )
+    after: str | list[Any] | None = Field(
+        default=None,
+        description="The label(s) of expected calls that must run before this one "
+        "(adds tool_call_partial_order at 1.0).",
+    )
+    optional: bool = Field(
+        default=False,
+        description="Matched when the agent makes this call; costs nothing when it does not.",
+    )
+    result: Any = Field(
+        default=None,
+        description="A literal or $ matcher the call's result must match (a JSON object or "
+        "array text is read as its structure).",
     )
 
 

@@ -9,9 +9,13 @@ layered, each module importing only those above it:
 * :mod:`~harness.values.pattern` — the :class:`Matcher` interface, :class:`DictPattern` /
   :class:`ListPattern`, and matching (:func:`match_value`, :func:`args_match`, :func:`args_equal`);
 * :mod:`~harness.values.matchers` — the matchers that test a value directly;
+* :mod:`~harness.values.results` — :func:`read_result`, what a tool returned as a value;
+* :mod:`~harness.values.refs` — ``$ref`` (:class:`Ref`) and its resolved forms;
 * :mod:`~harness.values.compile` — ``$`` mappings into matchers, and the matchers whose operand is
   a pattern;
-* :mod:`~harness.values.diff` — :func:`check_args` and its :class:`ArgDiff` s.
+* :mod:`~harness.values.walk` — the ``$ref`` s a compiled pattern holds, and their substitution;
+* :mod:`~harness.values.diff` — :func:`check_args`, :func:`check_result` and their
+  :class:`ArgDiff` s.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from harness.values.compile import (
     compile_args,
     compile_pattern,
 )
-from harness.values.diff import ArgCheck, ArgCode, ArgDiff, check_args
+from harness.values.diff import RESULT_PATH, ArgCheck, ArgCode, ArgDiff, check_args, check_result
 from harness.values.equivalence import ABSENT, equivalent, strict_equal
 from harness.values.keys import args_key, literal_key
 from harness.values.matchers import TYPE_NAMES, Absent, AnyValue, Approx, ICase, Regex, Type
@@ -41,10 +45,15 @@ from harness.values.pattern import (
     pattern_to_json,
     pointer_token,
 )
+from harness.values.refs import LABEL, Ref, Resolved, Unresolved
+from harness.values.results import json_structure, read_result, result_forms
+from harness.values.walk import has_refs, refs_in, substitute
 
 __all__ = [
     "ABSENT",
+    "LABEL",
     "MATCHER_KEYS",
+    "RESULT_PATH",
     "TYPE_NAMES",
     "Absent",
     "AnyValue",
@@ -59,21 +68,31 @@ __all__ = [
     "Matcher",
     "OneOf",
     "OptionalArg",
+    "Ref",
     "Regex",
+    "Resolved",
     "Subset",
     "Type",
     "Unordered",
+    "Unresolved",
     "args_equal",
     "args_key",
     "args_match",
     "check_args",
+    "check_result",
     "compile_args",
     "compile_pattern",
     "describe_pattern",
     "equivalent",
+    "has_refs",
+    "json_structure",
     "literal_key",
     "match_value",
     "pattern_to_json",
     "pointer_token",
+    "read_result",
+    "refs_in",
+    "result_forms",
     "strict_equal",
+    "substitute",
 ]

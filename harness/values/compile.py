@@ -37,6 +37,7 @@ from harness.values.pattern import (
     match_value,
     pointer_token,
 )
+from harness.values.refs import Ref
 
 # ---------------------------------------------------------------------------------------------
 # Matchers whose operand is a pattern
@@ -259,6 +260,7 @@ _OPERAND_MATCHERS: dict[str, Callable[[Any], Matcher]] = {
     "$subset": Subset,
     "$unordered": Unordered,
     "$optional": OptionalArg,
+    "$ref": Ref,
 }
 _APPROX_OPTIONS = ("$tol", "$rel")
 MATCHER_KEYS: tuple[str, ...] = (
@@ -274,6 +276,7 @@ MATCHER_KEYS: tuple[str, ...] = (
     "$unordered",
     "$optional",
     "$literal",
+    "$ref",
 )
 """Every ``$`` key a pattern mapping may use (``$tol`` / ``$rel`` only beside ``$approx``)."""
 _ALL_KEYS = (*MATCHER_KEYS, *_APPROX_OPTIONS)

@@ -22,8 +22,12 @@ from harness.values.pattern import (
     match_value,
     pointer_token,
 )
+from harness.values.refs import Resolved, Unresolved
+from harness.values.results import result_forms
 
-ArgCode = Literal["wrong_args", "missing_arg", "extra_arg"]
+ArgCode = Literal["wrong_args", "missing_arg", "extra_arg", "wrong_result", "unresolved_ref"]
+"""``wrong_result``: the call's result does not match the expectation's ``result:`` (path
+``result``); ``unresolved_ref``: a ``$ref`` with no value on this run (docs/metrics.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +46,10 @@ class ArgCheck:
     """The outcome of checking actual arguments against a pattern, argument by argument.
 
     ``total`` counts the expected (top-level) arguments, ``correct`` those that matched; there is
-    exactly one diff per wrong argument (``len(diffs) == total - correct``), pointing at the
-    deepest mismatch found. ``extra_keys`` are actual keys the pattern does not mention.
+    exactly one diff per wrong argument, pointing at the deepest mismatch found, then a
+    ``wrong_result`` diff when the expectation's ``result:`` does not match (not counted in
+    ``correct`` / ``total``, which count arguments). ``extra_keys`` are actual keys the pattern
+    does not mention.
     """
 
     correct: int
@@ -128,7 +134,37 @@ def _explain(pattern: Any, actual: Any, path: str, label: str, *, top: bool) -> 
                 "wrong_args",
                 f"{label} has {len(actual)} item(s), expected {len(seq)}",
             )
+    if isinstance(pattern, Resolved) and actual is not ABSENT:
+        shown = f"{label}={actual!r}, expected {pattern.value!r} ({pattern.ref.describe()})"
+        return ArgDiff(
+            path, pattern.value, actual, "wrong_args", shown + _type_note(pattern.value, actual)
+        )
+    if isinstance(pattern, Unresolved):
+        message = f"{label}: {pattern.ref.describe()} is unresolved: {pattern.why}"
+        return ArgDiff(path, pattern, actual, "unresolved_ref", message)
     return ArgDiff(path, pattern, actual, "wrong_args", _leaf_message(pattern, actual, label))
+
+
+RESULT_PATH = "result"
+"""The path of a ``wrong_result`` diff, and the start of a deeper one (``result/status``): not
+a JSON pointer, so it names no argument."""
+
+
+def check_result(pattern: Any, result: Any) -> ArgDiff | None:
+    """The ``wrong_result`` diff of a call's result against a ``result:`` pattern, or None.
+
+    The result is read first (:func:`~harness.values.results.result_forms`: a JSON object or
+    array text is its structure; a text spelling a number is that text and that number), and
+    matches when one of its forms does; the diff points at the deepest mismatch inside the
+    last form.
+    """
+    forms = result_forms(result)
+    if any(match_value(pattern, form) for form in forms):
+        return None
+    found = _explain(pattern, forms[-1], RESULT_PATH, RESULT_PATH, top=True)
+    if found.code == "unresolved_ref":
+        return found
+    return ArgDiff(found.path, found.expected, found.actual, "wrong_result", found.message)
 
 
 def _dict_items(pattern: Any) -> Iterable[tuple[Any, Any]] | None:

@@ -31,6 +31,7 @@ from harness.report.view.rows import _rows
 from harness.result import CheckResult, ErrorInfo, RunResult, ScenarioResult, SuiteResult
 from harness.sample import Sample
 from harness.scoring import CONTENT_NOT_CAPTURED, content_gaps
+from harness.values import ABSENT, RESULT_PATH
 from tracing.records import ToolCall
 
 
@@ -256,12 +257,17 @@ def call_view(
 
 def expectation_view(index: int, expectation: Expectation, scrubber: Scrubber) -> ExpectationView:
     """Expected call ``index`` of a sample, masked and scrubbed."""
+    result = expectation.result
     return ExpectationView(
         index,
         expectation.name,
         _args(expectation.args, scrubber),
         expectation.agent,
         expectation.node,
+        expectation.label,
+        expectation.after,
+        expectation.optional,
+        None if result is ABSENT else _args({RESULT_PATH: result}, scrubber)[0],
     )
 
 

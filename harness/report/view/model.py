@@ -12,10 +12,12 @@ from typing import Any, Literal
 
 from harness.result import ScenarioIdentity, Status
 
-RowVerdict = Literal["ok", "wrong_args", "invalid", "missing", "unexpected"]
-"""``ok``: the call matches; ``wrong_args``: same tool, some argument wrong; ``invalid``: same
-tool, but the model's arguments were not JSON (an ``invalid`` call, which pairs with nothing);
-``missing``: no call for this expectation; ``unexpected``: a call no expectation claimed."""
+RowVerdict = Literal["ok", "wrong_args", "wrong_result", "invalid", "missing", "unexpected"]
+"""``ok``: the call matches; ``wrong_args``: same tool, some argument wrong; ``wrong_result``:
+same tool and arguments, but its result does not match the expected ``result``; ``invalid``:
+same tool, but the model's arguments were not JSON (an ``invalid`` call, which pairs with
+nothing); ``missing``: no call for this expectation; ``unexpected``: a call no expectation
+claimed."""
 
 # --- the view classes ---------------------------------------------------------------------
 
@@ -72,6 +74,14 @@ class ExpectationView:
     """The agent the expectation is scoped to (a path, its last segments or a glob)."""
     node: str | None = None
     """The node the expectation is scoped to (a name or a glob)."""
+    label: str | None = None
+    """Its label (``id:``), which ``after`` and ``$ref`` name."""
+    after: tuple[str, ...] = ()
+    """The labels whose calls must come before this one's."""
+    optional: bool = False
+    """An optional expectation (one that is shown was matched: absent ones are dropped)."""
+    result: ArgView | None = None
+    """The expected result (key ``result``), when one is given."""
 
 
 @dataclass(slots=True)
@@ -95,8 +105,9 @@ class DiffView:
 
     @property
     def top(self) -> str:
-        """The top-level argument the diff sits under (``""`` for the whole arguments)."""
-        return _pointer(self.path)[0] if self.path else ""
+        """The top-level argument the diff sits under (``""`` for the whole arguments, and for
+        a ``wrong_result`` diff, whose path ``result/...`` is not an argument's)."""
+        return _pointer(self.path)[0] if self.path.startswith("/") else ""
 
 
 @dataclass(slots=True)

@@ -48,7 +48,7 @@ def _rows(
             continue
         own = () if index in full else pairs.check(index, partner).diffs
         diffs = _row_diffs(own, metric_diffs.get((index, partner), ()), scrubber)
-        verdict: RowVerdict = "wrong_args" if own else "ok"
+        verdict: RowVerdict = _verdict(own)
         flags = tags.get(partner, ()), rules.get(partner, ())
         rows.append(MatchRow(verdict, index, partner, diffs, None, *flags))
     used = set(full.values()) | set(near.values())
@@ -63,6 +63,15 @@ def _rows(
         flags = tags.get(index, ()), rules.get(index, ())
         rows.append(MatchRow("unexpected", None, index, (), note, *flags))
     return tuple(rows)
+
+
+def _verdict(diffs: Sequence[ArgDiff]) -> RowVerdict:
+    """``ok`` without diffs; ``wrong_result`` when only the result differs; else ``wrong_args``."""
+    if not diffs:
+        return "ok"
+    if all(diff.code == "wrong_result" for diff in diffs):
+        return "wrong_result"
+    return "wrong_args"
 
 
 class _Pairs:

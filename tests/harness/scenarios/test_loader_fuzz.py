@@ -324,6 +324,35 @@ RULE = rule_mappings()
 
 
 RULES = st.lists(RULE, max_size=3) | JSONISH
+# --- expected calls with labels, `after`, `optional`, `result` and `$ref` --------------------
+
+LABELS = ["look", "sum", "lok", "_a", "a-b", "has.dot", "", "x y", "1st"]
+REF_TARGETS = ["look.result", "look.args.key", "sum.result.0.id", "lok.result", "look"]
+REF_TARGETS += ["look.output.x", "look.result..x", "look.args", "sum.result", "a-b.args.k"]
+REF = st.builds(lambda target: {"$ref": target}, st.sampled_from(REF_TARGETS) | JSONISH)
+PATTERN = REF | JSONISH | st.builds(lambda inner: {"$one_of": [inner, "x"]}, REF)
+
+
+@st.composite
+def labelled_calls(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """One to four expected calls, each key among id / after / optional / result / args drawn
+    right or wrong: labels that exist or not, cycles, refs well or badly formed, any JSON."""
+    calls = []
+    for _ in range(draw(st.integers(1, 4))):
+        call: dict[str, Any] = {"name": draw(st.sampled_from(["add", "lookup"]))}
+        if draw(st.booleans()):
+            call["id"] = draw(st.sampled_from(LABELS) | JSONISH)
+        if draw(st.booleans()):
+            label = st.sampled_from(LABELS)
+            call["after"] = draw(label | st.lists(label, max_size=3) | JSONISH)
+        if draw(st.booleans()):
+            call["optional"] = draw(st.booleans() | JSONISH)
+        if draw(st.booleans()):
+            call["result"] = draw(PATTERN)
+        if draw(st.booleans()):
+            call["args"] = draw(st.dictionaries(st.sampled_from(["a", "b", "key"]), PATTERN))
+        calls.append(call)
+    return calls
 
 
 @settings(
@@ -361,3 +390,22 @@ def test_any_rules_load_or_are_a_located_config_error(
     for scenario in suite.scenarios:  # what loaded evaluates, and never raises
         for rules in (scenario.rules, *(t.rules for t in scenario.turns)):
             evaluate_rules(rules, Trajectory(calls=()))
+
+
+@given(calls=labelled_calls(), output=st.none() | PATTERN)
+def test_any_labelled_expected_calls_load_or_are_a_located_config_error(
+    model_folder: Path, calls: list[dict[str, Any]], output: Any
+) -> None:
+    expect: dict[str, Any] = {"tool_calls": calls}
+    if output is not None:
+        expect["output"] = output
+    scenario = {"name": "s", "input": "hi", "script": [{"content": "ok"}], "expect": expect}
+    data = {"agent": "harness.demo.travel:build", "model": "scripted", "scenarios": [scenario]}
+    path = model_folder / "labels.yaml"
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")  # JSON is YAML
+    try:
+        load_paths([path])
+    except ConfigError as exc:
+        for issue in exc.issues:
+            assert issue.line is not None and issue.line >= 1, str(issue)
+            assert re.match(r".*labels\.yaml:\d+: ", str(issue)), str(issue)

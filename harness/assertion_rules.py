@@ -114,7 +114,12 @@ def default_name(kind: RuleKind) -> str:
     if isinstance(kind, MaxRepeats):
         return f"max_repeats {kind.max}"
     caps = ((key, getattr(kind, key)) for key in BUDGET_KEYS)
-    return "budget " + ", ".join(f"{key} {cap}" for key, cap in caps if cap is not None)
+    return "budget " + ", ".join(f"{key} {_cap(cap)}" for key, cap in caps if cap is not None)
+
+
+def _cap(value: float) -> str:
+    """A cap as the test wrote it: ``6000``, ``2`` (seconds the schema made a float), ``2.5``."""
+    return str(int(value)) if float(value).is_integer() else repr(value)
 
 
 def same_args(same: Any, method: str) -> dict[str, dict[str, str]]:

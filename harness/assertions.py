@@ -491,8 +491,20 @@ class ToolExpectations:
         if self._recorder is not None and not self._recorder.calls_by_run():
             # nothing reached the recorder at all: say how to attach it, not "no tool calls"
             reasons = [NO_RUN_RECORDED, *reasons]
-        expected = self._expected if expected is None else expected
+        expected = self._scored_expectations(calls) if expected is None else expected
         raise AssertionError(self._message(label, reasons, calls, score, expected, checks))
+
+    def _scored_expectations(self, calls: list[ToolCall]) -> Sequence[Expectation]:
+        """The expected calls as a metric check scores them (``$ref`` s resolved, absent
+        optional calls dropped), for the table of any failure; as declared when they cannot be
+        resolved (that failure says why)."""
+        if label_problems(self._expected, name="called"):
+            return self._expected
+        try:
+            sample = resolve_sample(Sample(tool_calls=calls, expected_tool_calls=self._expected))
+        except RefError:
+            return self._expected
+        return sample.expected_tool_calls
 
     def _message(
         self,

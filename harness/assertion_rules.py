@@ -37,6 +37,7 @@ __all__ = [
     "RuleWarning",
     "build_rule",
     "call_pattern",
+    "fluent_tool_name",
     "rule_hint",
     "signature",
     "trajectory_of",
@@ -61,13 +62,15 @@ def call_pattern(tool: Any, method: str) -> str | dict[str, Any]:
                 f"{problem} in {dict(tool)!r}; e.g. {{'name': 'refund_order', "
                 "'args': {'amount': {'$gt': 100}}}"
             )
-        return {**tool, "name": _name(tool["name"], method)}
-    return _name(tool, method)
+        return {**tool, "name": fluent_tool_name(tool["name"], method)}
+    return fluent_tool_name(tool, method)
 
 
-def _name(tool: Any, method: str) -> str:
+def fluent_tool_name(tool: Any, who: str) -> str:
+    """The tool's name from a string, a BaseTool or an @tool function, ``who`` starting the
+    message: TypeError for something else, ValueError for an empty name."""
     try:
-        return tool_name(tool, method)
+        return tool_name(tool, who)
     except InvalidToolCall as exc:
         if isinstance(tool, str):
             raise  # an empty name: a ValueError (InvalidToolCall is one), the type was right

@@ -29,13 +29,14 @@ from harness.assertion_rules import (
     build_rule,
     call_pattern,
     check_duration,
+    fluent_tool_name,
     rule_hint,
     signature,
     trajectory_of,
     with_same,
 )
 from harness.errors import RefError
-from harness.expectation import Expectation, agent_matches, tool_name
+from harness.expectation import Expectation, agent_matches
 from harness.labels import label_problems
 from harness.metrics import (
     NoUnexpectedToolCalls,
@@ -56,7 +57,7 @@ from harness.scoring import rule_check
 from harness.text import plural, shorten
 from harness.values import ABSENT
 from tracing.callback import ToolCallRecorder
-from tracing.records import InvalidToolCall, ModelCall, ToolCall
+from tracing.records import ModelCall, ToolCall
 
 __all__ = ["RuleWarning", "ToolExpectations", "expect_tools"]
 
@@ -204,7 +205,7 @@ class ToolExpectations:
         call's result must match. A tool argument named ``label``, ``after``, ``optional`` or
         ``result`` goes in the mapping: ``called("search", {"after": "2024-01-01"})``.
         """
-        name = _tool_name(tool, "called")
+        name = fluent_tool_name(tool, "called()")
         given = _arguments(name, args, kwargs)
         own = {"label": label, "after": after, "optional": optional, "result": result}
         _refuse_shadowed(tool, name, given, {k: v for k, v in own.items() if _set(k, v)})
@@ -221,7 +222,7 @@ class ToolExpectations:
 
     def called_with_json(self, tool: Any, json_text: str, /) -> ToolExpectations:
         """Expect a call of ``tool`` whose arguments match a JSON object (``$`` matchers work)."""
-        name = _tool_name(tool, "called_with_json")
+        name = fluent_tool_name(tool, "called_with_json()")
         if not isinstance(json_text, (str, bytes, bytearray)):
             raise TypeError(
                 f"called_with_json({name!r}, ...): the arguments must be a JSON object as a "
@@ -236,7 +237,7 @@ class ToolExpectations:
     def not_called(self, tool: Any, /) -> ToolExpectations:
         """Check that no call of ``tool`` was made (requested or executed)."""
         __tracebackhide__ = True
-        name = _tool_name(tool, "not_called")
+        name = fluent_tool_name(tool, "not_called()")
         calls = self.calls
         bad = [index for index, call in enumerate(calls) if call.name == name]
         if bad:
@@ -600,16 +601,6 @@ def _count_attempts(n: int) -> str:
 def _first_failure(call: ToolCall) -> str:
     failed = next((a for a in call.attempts if a.status == "error"), None)
     return (failed.error if failed is not None else None) or "error"
-
-
-def _tool_name(tool: Any, method: str) -> str:
-    """The tool's name from a string, a BaseTool or an @tool function; TypeError otherwise."""
-    try:
-        return tool_name(tool, f"{method}()")
-    except InvalidToolCall as exc:
-        if isinstance(tool, str):
-            raise  # an empty name: a ValueError (InvalidToolCall is one), the type was right
-        raise TypeError(str(exc)) from None
 
 
 def _threshold(method: str, value: Any) -> float:

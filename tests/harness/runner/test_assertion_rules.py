@@ -363,3 +363,18 @@ def test_a_samples_uncaptured_calls_make_rules_undecided_not_passed() -> None:
         "without its arguments and result (content not captured)"
     )
     expect_tools(sample).within_budget(total_tokens=5)
+
+
+def test_a_recorder_turn_budgets_that_turns_model_calls() -> None:
+    usage = {"input_tokens": 100, "output_tokens": 10}
+    lookup = {"tool_calls": [{"name": "get_order", "args": {"order_id": "ORD-1042"}}]}
+    script = [{**lookup, "usage": usage}, {"content": "Delivered.", "usage": usage}]
+    recorder = ToolCallRecorder()
+    agent = orders.build(ScriptedChatModel(script * 2))
+    agent.invoke({"messages": [("user", "Where is ORD-1042?")]}, recorder.config)
+    with recorder.turn() as turn:
+        agent.invoke({"messages": [("user", "And now?")]}, recorder.config)
+    assert len(recorder.model_calls()) == 4
+    expect_tools(turn).within_budget(model_calls=2, total_tokens=220)
+    lines = failure(lambda: expect_tools(turn).within_budget(total_tokens=219))
+    assert lines[1] == "  rule:budget total_tokens 219: over budget: total_tokens 220 > 219"

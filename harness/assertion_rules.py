@@ -25,6 +25,7 @@ from harness.rules import (
     MaxRepeats,
     Rule,
     RuleKind,
+    Severity,
     Trajectory,
     compile_rule,
 )
@@ -77,7 +78,7 @@ def fluent_tool_name(tool: Any, who: str) -> str:
         raise TypeError(str(exc)) from None
 
 
-def build_rule(method: str, kind: str, value: Any, name: str | None, severity: str) -> Rule:
+def build_rule(method: str, kind: str, value: Any, name: str | None, severity: Severity) -> Rule:
     """Compile ``{name, <kind>: value, severity}`` through the rule loader; a bad value is a
     ValueError (TypeError for a name that is not a string) naming the method and the field."""
     from harness.scenarios.issues import Collector

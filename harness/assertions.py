@@ -51,7 +51,7 @@ from harness.metrics.base import Metric
 from harness.report import describe_call, render_match_table
 from harness.resolve import resolve_sample
 from harness.result import CheckResult, RunResult, score_line
-from harness.rules import Rule, evaluate_rules
+from harness.rules import Rule, Severity, evaluate_rules
 from harness.sample import Sample
 from harness.scoring import rule_check
 from harness.text import plural, shorten
@@ -60,9 +60,6 @@ from tracing.callback import ToolCallRecorder
 from tracing.records import ModelCall, ToolCall
 
 __all__ = ["RuleWarning", "ToolExpectations", "expect_tools"]
-
-EXPECTATION_KEYWORDS = ("label", "after", "optional", "result")
-"""``called``'s own keywords; a tool argument of one of these names goes in the mapping."""
 
 _NOT_A_SOURCE = (
     "expect_tools() takes a ToolCallRecorder, a Sample or a list of ToolCall records, got {kind}"
@@ -318,7 +315,7 @@ class ToolExpectations:
     # --- rules (each builds one harness.rules.Rule and evaluates it now) ---------------------
 
     def forbid(
-        self, tool: Any, /, *, name: str | None = None, severity: str = "error"
+        self, tool: Any, /, *, name: str | None = None, severity: Severity = "error"
     ) -> ToolExpectations:
         """Rule: no call matches ``tool`` (a name, a glob such as ``"delete_*"``, a tool, or
         ``{"name": ..., "args": {...}}``), whatever its status."""
@@ -328,7 +325,7 @@ class ToolExpectations:
         return self._rule(label, build_rule(label, "forbid", pattern, name, severity))
 
     def allow(
-        self, *tools: Any, name: str | None = None, severity: str = "error"
+        self, *tools: Any, name: str | None = None, severity: Severity = "error"
     ) -> ToolExpectations:
         """Rule (least privilege): every call matches one of ``tools`` (names, globs, tools or
         ``{"name", "args"}`` patterns)."""
@@ -349,7 +346,7 @@ class ToolExpectations:
         *,
         same: Sequence[str] | Mapping[str, str] = (),
         name: str | None = None,
-        severity: str = "error",
+        severity: Severity = "error",
     ) -> ToolExpectations:
         """Rule: every call matching ``then`` has an earlier call matching ``first``; with
         ``same=["order_id"]``, one whose ``order_id`` equals that ``then`` call's
@@ -363,7 +360,7 @@ class ToolExpectations:
         return self._rule(label, build_rule(label, "before", value, name, severity))
 
     def grounded(
-        self, tool: Any, /, *args: str, name: str | None = None, severity: str = "error"
+        self, tool: Any, /, *args: str, name: str | None = None, severity: Severity = "error"
     ) -> ToolExpectations:
         """Rule: each value of these arguments (names or dot paths such as ``items.0.sku``) of
         every call matching ``tool`` was seen before it, in the user's input (pass
@@ -378,7 +375,7 @@ class ToolExpectations:
         return self._rule(label, build_rule(label, "grounded", value, name, severity))
 
     def max_calls(
-        self, n: int, /, tool: Any = None, *, name: str | None = None, severity: str = "error"
+        self, n: int, /, tool: Any = None, *, name: str | None = None, severity: Severity = "error"
     ) -> ToolExpectations:
         """Rule: at most ``n`` calls in all, or of ``tool`` (a name, glob, tool or pattern)."""
         __tracebackhide__ = True
@@ -388,7 +385,7 @@ class ToolExpectations:
         return self._rule(label, build_rule(label, "max_calls", value, name, severity))
 
     def max_repeats(
-        self, n: int, /, *, name: str | None = None, severity: str = "error"
+        self, n: int, /, *, name: str | None = None, severity: Severity = "error"
     ) -> ToolExpectations:
         """Rule: no call (the same tool with equal arguments) is made more than ``n`` times."""
         __tracebackhide__ = True
@@ -405,7 +402,7 @@ class ToolExpectations:
         total_tokens: int | None = None,
         seconds: float | None = None,
         name: str | None = None,
-        severity: str = "error",
+        severity: Severity = "error",
     ) -> ToolExpectations:
         """Rule: each figure given is at most its cap. Tokens are summed over the model turns a
         ToolCallRecorder kept; a token cap when no turn reported usage fails, never passes."""

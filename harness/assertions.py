@@ -28,10 +28,10 @@ from harness.metrics import (
 )
 from harness.metrics.base import Metric
 from harness.report import describe_call, render_match_table
-from harness.result import RunResult, score_line
+from harness.run.results import RunResult, score_line
 from harness.sample import Sample
 from harness.text import plural, shorten
-from tracing.callback import ToolCallRecorder
+from tracing.langchain.recorder import ToolCallRecorder
 from tracing.records import InvalidToolCall, ToolCall
 
 __all__ = ["ToolExpectations", "expect_tools"]
@@ -48,9 +48,9 @@ NO_RUN_RECORDED = "no LangChain run was recorded: pass recorder.config or use ca
 def expect_tools(source: ToolCallRecorder | Sample | Iterable[ToolCall]) -> ToolExpectations:
     """Start a chain of expectations and checks over what an agent called.
 
-    ``source`` is a :class:`~tracing.callback.ToolCallRecorder` (read live at every check), a
-    :class:`~harness.sample.Sample` (its expected calls, if any, are the starting expectations)
-    or a list of :class:`~tracing.records.ToolCall`.
+    ``source`` is a :class:`~tracing.langchain.recorder.ToolCallRecorder` (read live at every
+    check), a :class:`~harness.sample.Sample` (its expected calls, if any, are the starting
+    expectations) or a list of :class:`~tracing.records.ToolCall`.
     """
     return ToolExpectations(source)
 

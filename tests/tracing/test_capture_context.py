@@ -12,7 +12,7 @@ from harness.assertions import NO_RUN_RECORDED, expect_tools
 from harness.demo.calculator import build
 from harness.models import make_model
 from tracing import ToolCallRecorder, capture_tool_calls
-from tracing.capture import active_recorder
+from tracing.langchain.capture import active_recorder
 
 QUESTION = {"messages": [("user", "What is 2 plus 3?")]}
 

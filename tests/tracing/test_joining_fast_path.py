@@ -1,6 +1,6 @@
 """The joiner's single pass for the common trace gives the calls the full join gives.
 
-``tracing.joining._join`` hands traces without chat spans whose tool spans all succeeded at the
+``tracing.otel.joining._join`` hands traces without chat spans whose tool spans all succeeded at the
 top level to ``_unrequested``; every trace, of that shape or not, must come out as
 ``_join_requests`` (the rules of the module docstring) joins it.
 """
@@ -13,10 +13,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracing.conventions import AGENT_PATH, TRACELOOP_NAMESPACE, classify
-from tracing.joining import _gather, _join, _join_requests, calls_from_spans
+from tracing.otel.conventions import AGENT_PATH, TRACELOOP_NAMESPACE, classify
+from tracing.otel.joining import _gather, _join, _join_requests, calls_from_spans
+from tracing.otel.span_view import SpanView
 from tracing.records import Attempt
-from tracing.span_view import SpanView
 
 TRACE = "ab" * 16
 ROOT = "00000000000000aa"

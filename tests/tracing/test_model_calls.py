@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from harness.demo import orders
 from harness.models.scripted import ScriptedChatModel
 from tracing import SpanEmitter
-from tracing.callback import ToolCallRecorder
+from tracing.langchain.recorder import ToolCallRecorder
 from tracing.records import ModelCall
 
 

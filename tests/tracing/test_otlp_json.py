@@ -23,8 +23,9 @@ from tests.support.agents import (
     tool_exception_agent,
     unknown_tool_agent,
 )
-from tracing.exporter import ToolCallSpanExporter
-from tracing.otlp_json import (
+from tracing.otel.emitter import SpanEmitter
+from tracing.otel.tool_call_exporter import ToolCallSpanExporter
+from tracing.otlp.file_format import (
     OtlpJsonError,
     OtlpJsonFileExporter,
     OtlpJsonReader,
@@ -32,7 +33,6 @@ from tracing.otlp_json import (
     iter_spans,
     iter_trace_calls,
 )
-from tracing.spans import SpanEmitter
 
 BUILDS = (parallel_calls_agent, nested_agent, unknown_tool_agent, tool_exception_agent)
 

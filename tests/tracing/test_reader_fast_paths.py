@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracing.otlp_json import OtlpJsonReader
-from tracing.span_reading import json_value
+from tracing.otel.span_reading import json_value
+from tracing.otlp.file_format import OtlpJsonReader
 
 TRICKY_TEXTS = [
     '{"n": 123456789012345678901234567890}',  # past 64 bits: orjson would give a float

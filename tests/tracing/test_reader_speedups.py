@@ -17,11 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.tracing.test_joining_fast_path import PARENTS, _traces
-from tracing.conventions import classify
-from tracing.joining import _all_top_level_successes, _gather, _scope_finder
-from tracing.otlp_decode import BadSpan, span_fields
-from tracing.otlp_reader import OtlpJsonReader
-from tracing.span_view import SpanView
+from tracing.otel.conventions import classify
+from tracing.otel.joining import _all_top_level_successes, _gather, _scope_finder
+from tracing.otel.span_view import SpanView
+from tracing.otlp.decode import BadSpan, span_fields
+from tracing.otlp.reader import OtlpJsonReader
 
 # --- ids remembered per line -------------------------------------------------------------------
 

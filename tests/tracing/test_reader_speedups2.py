@@ -21,12 +21,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.evaluate_traces import _lacks_arguments, _uncaptured
-from tracing.conventions import GENAI, OPENINFERENCE, CallSpanKind, classify
-from tracing.otlp_decode import _read_attribute, _read_attributes
+from harness.traces.evaluate import _lacks_arguments, _uncaptured
+from tracing.otel.conventions import GENAI, OPENINFERENCE, CallSpanKind, classify
+from tracing.otel.span_reading import json_value
+from tracing.otel.span_view import SpanView
+from tracing.otlp.decode import _read_attribute, _read_attributes
 from tracing.records import InvalidToolCall, ToolCall
-from tracing.span_reading import json_value
-from tracing.span_view import SpanView
 
 # --- attributes --------------------------------------------------------------------------------
 

@@ -18,9 +18,9 @@ from langchain_core.tools import tool
 from opentelemetry.sdk.trace import TracerProvider
 
 from tracing import ToolCall, ToolCallRecorder
-from tracing.events import agent_path, tool_outcome
-from tracing.exporter import ToolCallSpanExporter
-from tracing.spans import SpanEmitter
+from tracing.langchain.events import agent_path, tool_outcome
+from tracing.otel.emitter import SpanEmitter
+from tracing.otel.tool_call_exporter import ToolCallSpanExporter
 
 _NAMES = st.sampled_from(["graph", "research", "tools", "agent"])
 _PATHS = st.lists(_NAMES, max_size=3).map(tuple)

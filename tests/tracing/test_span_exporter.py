@@ -2,7 +2,7 @@
 
 Real OTel SDK throughout. Agent runs go through the real SpanEmitter; the convention edge cases
 (what another instrumentor writes) are spans made with a real SDK tracer carrying the attributes
-those instrumentors write (see tracing/conventions.py for the source of each name).
+those instrumentors write (see tracing/otel/conventions.py for the source of each name).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from tests.support.agents import (
     run_case,
     unknown_tool_agent,
 )
-from tracing.exporter import RAW_ARGUMENTS_KEY, ToolCallSpanExporter
+from tracing.otel.emitter import SpanEmitter
+from tracing.otel.tool_call_exporter import RAW_ARGUMENTS_KEY, ToolCallSpanExporter
 from tracing.records import ToolCall
-from tracing.spans import SpanEmitter
 
 
 def _rows(calls: list[ToolCall]) -> list[tuple[str, dict[str, Any], str]]:

@@ -11,9 +11,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from tracing.exporter import ToolCallSpanExporter
+from tracing.otel.tool_call_exporter import ToolCallSpanExporter
 from tracing.otel.trace_run import trace_run
-from tracing.otlp_json import OtlpJsonFileExporter, OtlpJsonReader, write_spans
+from tracing.otlp.file_format import OtlpJsonFileExporter, OtlpJsonReader, write_spans
 
 
 def _provider(service: str, *exporters: object) -> TracerProvider:

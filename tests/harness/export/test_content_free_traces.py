@@ -17,15 +17,15 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.export import CONTENT_ATTRIBUTES
-from harness.run_output import OUTPUT_ATTRIBUTE
+from harness.run.output_attribute import OUTPUT_ATTRIBUTE
+from harness.span_export import CONTENT_ATTRIBUTES
 from tests.harness.export.test_run_export import (
     SECRET,
     _url,
     _wire_spans,
     write_secret_suite,
 )
-from tracing.otlp_json import iter_spans
+from tracing.otlp.file_format import iter_spans
 
 SUITE = """
 suite: calc

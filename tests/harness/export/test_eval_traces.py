@@ -11,10 +11,10 @@ import pytest
 from junitparser import Error, JUnitXml
 
 from harness.cli import main
-from harness.evaluate_traces import evaluate_traces, iter_recorded_traces
 from harness.report.json_report import JsonReportWriter, render_json
 from harness.report.junit import JunitReportWriter
-from harness.result import ScenarioResult
+from harness.run.results import ScenarioResult
+from harness.traces.evaluate import evaluate_traces, iter_recorded_traces
 from tests.harness.export.test_run_export import write_secret_suite
 
 SUITE = """
@@ -345,7 +345,7 @@ def test_cli_reports_every_trace_while_console_and_html_show_the_sample(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     traces = _many_traces(tmp_path, 12, failing_every=3)
-    monkeypatch.setattr("harness.evaluate_traces.KEPT_RESULTS", 3)
+    monkeypatch.setattr("harness.traces.evaluate.KEPT_RESULTS", 3)
     report, junit, page = tmp_path / "r.json", tmp_path / "r.xml", tmp_path / "r.html"
     argv = ["eval-traces", str(traces), "--scenarios", str(_suite(tmp_path)), "--json", str(report)]
     assert main([*argv, "--junit-xml", str(junit), "--html", str(page)]) == 1

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.evaluate_traces import evaluate_traces
 from harness.scenarios import load_file
+from harness.traces.evaluate import evaluate_traces
 from tests.harness.export.test_eval_traces import _collector_file, _line, _root, _suite, _tool
 
 DEEP = 100_000

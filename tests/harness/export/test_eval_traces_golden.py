@@ -24,7 +24,7 @@ from harness.cli import main
 from harness.redaction import Redactor, Scrubber
 from harness.report.junit import _empty_case_text, _testcase
 from harness.report.view import scenario_view
-from harness.result import ScenarioResult
+from harness.run.results import ScenarioResult
 from tests.support.eval_golden import GOLDEN, SUITE
 
 _CLOCK = [

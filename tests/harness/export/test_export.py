@@ -1,4 +1,4 @@
-"""harness.export against real OTLP receivers on 127.0.0.1 (an HTTP server and a gRPC server)."""
+"""harness.span_export against real OTLP receivers on 127.0.0.1 (an HTTP and a gRPC server)."""
 
 from __future__ import annotations
 
@@ -18,15 +18,15 @@ from langchain_core.tools import tool
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
-from harness.export import (
+from harness.redaction import MASK, Redactor
+from harness.span_export import (
     ExportConfigError,
     ExportTarget,
     capture_content_from_env,
     configure_export,
     resolve_target,
 )
-from harness.redaction import MASK, Redactor
-from tracing.spans import SpanEmitter
+from tracing.otel.emitter import SpanEmitter
 
 # --- a real OTLP receiver ------------------------------------------------------------------
 
@@ -374,7 +374,7 @@ def test_unreachable_endpoint_gives_one_warning_line(caplog: pytest.LogCaptureFi
 
 
 def test_default_warning_goes_to_the_harness_logger(caplog: pytest.LogCaptureFixture) -> None:
-    """Without a ``warn`` callback the line is a WARNING on ``harness.export``."""
+    """Without a ``warn`` callback the line is a WARNING on ``harness.span_export``."""
     # A short export timeout: the SDK gives up before its first retry backoff.
     pipeline = configure_export(f"http://127.0.0.1:{_closed_port()}", "http", export_timeout_s=0.5)
     assert pipeline.tracer_provider is not None
@@ -382,7 +382,7 @@ def test_default_warning_goes_to_the_harness_logger(caplog: pytest.LogCaptureFix
         with pipeline.tracer_provider.get_tracer("t").start_as_current_span("s"):
             pass
         pipeline.shutdown()
-    lines = [r.getMessage() for r in caplog.records if r.name == "harness.export"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "harness.span_export"]
     assert len(lines) == 1 and "connection refused" in lines[0]
 
 

@@ -30,7 +30,7 @@ HARNESS = Path(sys.executable).parent / "harness"
 SUITE = ROOT / "scenarios" / "calculator.yaml"
 
 SHUTDOWN_BOUND_S = 5.0
-"""harness.export.DEFAULT_SHUTDOWN_TIMEOUT_S: how long shutdown may wait for a backend."""
+"""harness.span_export.DEFAULT_SHUTDOWN_TIMEOUT_S: how long shutdown may wait for a backend."""
 
 
 def _run(tmp_path: Path, *flags: str, env: dict[str, str] | None = None) -> tuple[Any, float]:
@@ -90,7 +90,7 @@ def test_a_write_cut_short_leaves_no_partial_last_line(tmp_path: Path) -> None:
         """
         import resource, signal, sys
         from opentelemetry.sdk.trace import TracerProvider
-        from tracing.otlp_json import OtlpJsonFileExporter
+        from tracing.otlp.file_format import OtlpJsonFileExporter
 
         path, limit = sys.argv[1], int(sys.argv[2])
         tracer = TracerProvider().get_tracer("t")
@@ -227,7 +227,7 @@ def test_shutdown_warns_whenever_spans_were_dropped_and_not_when_all_went_out(
     tmp_path: Path, black_hole: int
 ) -> None:
     """The pipeline itself: counts what ended against what each destination got."""
-    from harness.export import configure_export
+    from harness.span_export import configure_export
 
     lines: list[str] = []
     pipeline = configure_export(

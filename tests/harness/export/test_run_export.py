@@ -19,10 +19,10 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from harness.cli import main
-from harness.export import configure_export
-from harness.runner import RunOptions, run_scenarios
+from harness.run.runner import RunOptions, run_scenarios
 from harness.scenarios import load_file
-from tracing.otlp_json import iter_spans
+from harness.span_export import configure_export
+from tracing.otlp.file_format import iter_spans
 
 HARNESS = Path(sys.executable).parent / "harness"
 SECRET = "sk-live-123"

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from harness.evaluate_traces import RecordedTrace, ScenarioIndex, _lean_score, score_trace
-from harness.result import CheckResult, RunResult, ScenarioResult
+from harness.run.results import CheckResult, RunResult, ScenarioResult
 from harness.sample import Sample
 from harness.scenarios import Scenario, iter_scenarios
 from harness.scenarios.discovery import load_paths
@@ -20,8 +19,9 @@ from harness.scoring import (
     scored_run,
     verdict,
 )
+from harness.traces.evaluate import RecordedTrace, ScenarioIndex, _lean_score, score_trace
+from tracing.otel.span_view import SpanView
 from tracing.records import ToolCall
-from tracing.span_view import SpanView
 
 SUITE = """suite: shop
 agent: {agent}:build

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.evaluate_traces import RecordedTrace, _trace_sample
 from harness.sample import Sample
 from harness.scenarios import iter_scenarios
 from harness.scenarios.discovery import load_paths
 from harness.scoring import NOT_CAPTURED
+from harness.traces.evaluate import RecordedTrace, _trace_sample
 from tracing.records import ToolCall
 
 SUITE = """suite: s

@@ -10,9 +10,9 @@ import pytest
 
 from harness.cli import main
 from harness.errors import ExportConfigError
-from harness.export import merged_headers, parse_header
+from harness.span_export import merged_headers, parse_header
 from tests.support.paths import FIXTURES
-from tracing.otlp_json import iter_spans
+from tracing.otlp.file_format import iter_spans
 
 AGENT_FILE = FIXTURES / "fixture_agent.py"
 

@@ -30,7 +30,6 @@ from rich.console import Console
 import harness.parallel.traces
 from harness.cli import main
 from harness.cli.common import collector_for_a_command
-from harness.evaluate_traces import evaluate_traces
 from harness.parallel import LocalPool, plan_slices
 from harness.parallel.shards import iter_slices, shrinking_sizes
 from harness.parallel.traces import ScoreSlice, evaluate_traces_in_workers, full, lean
@@ -40,8 +39,9 @@ from harness.report.html import HtmlReporter
 from harness.report.json_report import JsonReporter
 from harness.report.junit import JunitReporter
 from harness.report.view import ScenarioView, SuiteView
-from harness.result import RunResult, ScenarioResult, SuiteResult
+from harness.run.results import RunResult, ScenarioResult, SuiteResult
 from harness.scenarios import iter_scenarios, load_paths
+from harness.traces.evaluate import evaluate_traces
 from tests.harness.export.test_eval_traces_golden import _normalised as _golden_normalised
 from tests.support.eval_golden import GOLDEN
 from tests.support.eval_golden import SUITE as GOLDEN_SUITE

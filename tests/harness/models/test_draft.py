@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from harness.cli import main
-from harness.draft import Draft, render, tolerant
 from harness.scenarios import load_paths
+from harness.scenarios.draft import Draft, render, tolerant
 from harness.values import compile_pattern, match_value
 from tests.support.openai_server import ROOT, StandIn, record, serving, write_project
 

@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 from harness.expectation import Expectation
 from harness.metrics.base import Details, Pair, Score
 from harness.redaction import Redactor, Scrubber
-from harness.redaction.keys import _key_matches, _names_a_key
+from harness.redaction.secret_keys import _key_matches, _names_a_key
 from harness.report.json_report import JsonReportWriter, render_json
 from harness.report.junit import JunitReportWriter, render_junit
 from harness.report.view.rows import _Pairs, _rows, _take
-from harness.result import RunResult, ScenarioResult, SuiteResult
+from harness.run.results import RunResult, ScenarioResult, SuiteResult
 from harness.sample import Sample
 from tracing.records import ToolCall
 

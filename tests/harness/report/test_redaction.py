@@ -200,7 +200,7 @@ def test_text_precheck_never_skips_a_match(mapping: dict[str, str]) -> None:
 
 
 def _run_with(args: dict[str, Any], result: Any = None, expected: Any = None) -> Any:
-    from harness.result import RunResult
+    from harness.run.results import RunResult
     from harness.sample import Sample
     from tracing.records import ToolCall
 
@@ -235,7 +235,7 @@ def test_one_collector_finds_values_under_secret_keys_everywhere() -> None:
 
 def test_scrubbers_share_the_rule_and_the_stream_remembers_for_the_summary() -> None:
     from harness.redaction import Scrubber, StreamScrubber
-    from harness.result import ScenarioResult, SuiteResult
+    from harness.run.results import ScenarioResult, SuiteResult
 
     run = _run_with({"token": "abc-long", "password": "abc"})
     scrubber = Scrubber.for_runs(REDACTOR, [run])

@@ -20,13 +20,13 @@ from harness.redaction import Scrubber
 from harness.report.html import render_html
 from harness.report.text import match_table
 from harness.report.view import run_view
-from harness.result import RunResult, ScenarioResult, SuiteResult
-from harness.runner import RunOptions, run_scenarios
+from harness.run.results import RunResult, ScenarioResult, SuiteResult
+from harness.run.runner import RunOptions, run_scenarios
 from harness.sample import Sample
 from harness.scenarios import Scenario, load_file
 from harness.scoring import score_sample
 from tests.support.parity_agents import run_shape, supervisor, thread_config
-from tracing.callback import ToolCallRecorder
+from tracing.langchain.recorder import ToolCallRecorder
 
 HERE = Path(__file__).resolve()
 

@@ -23,13 +23,13 @@ from langchain_core.tools import tool
 from harness.cassettes import CassetteStore
 from harness.cassettes.scenarios import wrap_scenarios
 from harness.expectation import Expectation
-from harness.export import configure_export
-from harness.invocation import NOTHING_SEEN
 from harness.metrics.accuracy import ToolCallAccuracy
 from harness.models.scripted import ScriptedChatModel
-from harness.runner import RunOptions, run_scenarios
+from harness.run.invocation import NOTHING_SEEN
+from harness.run.runner import RunOptions, run_scenarios
 from harness.scenarios import AgentRef, Scenario
-from tracing.otlp_json import iter_spans
+from harness.span_export import configure_export
+from tracing.otlp.file_format import iter_spans
 
 SECRET = "sk-live-app-fn-42"
 

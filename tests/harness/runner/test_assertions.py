@@ -14,7 +14,7 @@ from harness.models.scripted import ScriptedChatModel
 from harness.sample import Sample
 from harness.values import Regex
 from tests.support.agents import add, build_react_graph, lookup, user_input
-from tracing.callback import ToolCallRecorder
+from tracing.langchain.recorder import ToolCallRecorder
 from tracing.records import ToolCall
 
 pytest_plugins = ["pytester"]

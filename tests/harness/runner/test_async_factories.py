@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.result import ScenarioResult
-from harness.runner import RunOptions, run_scenarios
+from harness.run.results import ScenarioResult
+from harness.run.runner import RunOptions, run_scenarios
 from harness.scenarios import check_tools, load_file
 
 # Factories in the style of the langchain-mcp-adapters README: an async function that opens a

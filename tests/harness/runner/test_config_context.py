@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError
-from harness.invocation import TurnOutcome, converse, run_config
-from harness.result import ScenarioResult
-from harness.runner import RunOptions, _invoke, run_scenarios
+from harness.run.invocation import TurnOutcome, converse, run_config
+from harness.run.results import ScenarioResult
+from harness.run.runner import RunOptions, _invoke, run_scenarios
 from harness.scenarios import load_file
-from tracing.callback import ToolCallRecorder
+from tracing.langchain.recorder import ToolCallRecorder
 
 # A real StateGraph whose only node answers with what LangGraph handed it: the RunnableConfig
 # (tags, metadata, configurable) and the runtime context; a second graph counts the messages

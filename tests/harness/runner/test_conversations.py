@@ -13,12 +13,12 @@ from harness.assertions import expect_tools
 from harness.demo.approvals import Ledger, build
 from harness.errors import ConfigError
 from harness.models import make_model
-from harness.result import ScenarioResult
-from harness.runner import RunOptions, run_scenarios
+from harness.run.results import ScenarioResult
+from harness.run.runner import RunOptions, run_scenarios
 from harness.sample import Sample
 from harness.scenarios import load_file
 from tests.support.paths import ROOT, documentation
-from tracing.callback import ToolCallRecorder
+from tracing.langchain.recorder import ToolCallRecorder
 
 
 def _run_file(path: Path) -> dict[str, ScenarioResult]:

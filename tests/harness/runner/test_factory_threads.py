@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseChatModel
 
 from harness.expectation import Expectation
 from harness.models.scripted import ScriptedChatModel
-from harness.runner import FACTORY_HOLD, RunOptions, run_scenarios
+from harness.run.runner import FACTORY_HOLD, RunOptions, run_scenarios
 from harness.scenarios import AgentRef, Scenario
 from harness.scenarios.agents import AgentSession, resolve_agent
 from tests.support.paths import FIXTURES

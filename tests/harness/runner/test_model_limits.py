@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.parallel.runs import run_scenarios_in_workers
-from harness.runner import RunOptions, run_scenarios
+from harness.run.runner import RunOptions, run_scenarios
 from harness.scenarios import Scenario, load_file
 
 MODEL_FILE = '''

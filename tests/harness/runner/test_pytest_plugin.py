@@ -165,7 +165,7 @@ def _warm_imports() -> None:
     import asyncio
 
     import harness.report
-    import harness.runner
+    import harness.run.runner
     import harness.scenarios
     from harness.models import make_model
 
@@ -490,7 +490,7 @@ def test_plugin_is_loaded_through_the_entry_point(pytester: pytest.Pytester) -> 
 def test_loading_the_plugin_imports_none_of_the_heavy_modules() -> None:
     code = (
         "import sys, harness.pytest_plugin\n"
-        "heavy = ['harness.scenarios', 'harness.runner', 'harness.report', 'harness.models',"
+        "heavy = ['harness.scenarios', 'harness.run.runner', 'harness.report', 'harness.models',"
         " 'harness.metrics', 'langgraph', 'yaml', 'rich']\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )

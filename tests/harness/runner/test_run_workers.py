@@ -15,7 +15,7 @@ import pytest
 
 from harness.parallel.runs import run_scenarios_in_workers
 from harness.parallel.shards import plan_shards, shard_concurrency
-from harness.runner import RunOptions, run_scenarios
+from harness.run.runner import RunOptions, run_scenarios
 from harness.scenarios import iter_scenarios, load_paths
 from tests.support.paths import AGENT_FILE, FIXTURES, ROOT, SCENARIOS
 from tests.support.suites import fixture_suite

@@ -7,8 +7,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from harness.result import ScenarioResult, SuiteResult
-from harness.runner import Runner, RunOptions, final_output, run_scenarios
+from harness.run.results import ScenarioResult, SuiteResult
+from harness.run.runner import Runner, RunOptions, final_output, run_scenarios
 from harness.scenarios import Scenario, load_file
 from tests.support.paths import FIXTURES
 

@@ -23,8 +23,8 @@ import pytest
 from langchain_core.tools import BaseTool, tool
 
 from harness.models.scripted import ScriptedChatModel
-from harness.result import ScenarioResult, SuiteResult
-from harness.runner import GRACE_SECONDS, Runner, RunOptions, run_scenarios
+from harness.run.results import ScenarioResult, SuiteResult
+from harness.run.runner import GRACE_SECONDS, Runner, RunOptions, run_scenarios
 from harness.scenarios import AgentRef, Scenario
 from tests.support.agents import add, build_react_graph, user_input
 from tests.support.paths import ROOT

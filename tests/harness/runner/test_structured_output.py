@@ -8,11 +8,11 @@ from pathlib import Path
 from harness.assertions import expect_tools
 from harness.demo.concierge import Advice, Guest, build
 from harness.models import make_model
-from harness.runner import RunOptions, final_output, run_scenarios
+from harness.run.runner import RunOptions, final_output, run_scenarios
 from harness.scenarios import load_file
 from tests.support.paths import ROOT
-from tracing.callback import ToolCallRecorder
-from tracing.final_answer import structured_call_ids, without_structured_calls
+from tracing.langchain.final_answer import structured_call_ids, without_structured_calls
+from tracing.langchain.recorder import ToolCallRecorder
 
 SCRIPT = [
     {"tool_calls": [{"name": "get_forecast", "args": {"city": "Oslo"}}]},

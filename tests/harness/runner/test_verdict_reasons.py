@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.result import CheckResult, RunResult
+from harness.run.results import CheckResult, RunResult
 from harness.scenarios import Scenario, iter_scenarios, load_paths
 from harness.scoring import verdict
 from tests.support.suites import fixture_suite

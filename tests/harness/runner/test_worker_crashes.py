@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from harness.parallel.runs import CRASH_ERROR, run_scenarios_in_workers
-from harness.result import ScenarioResult
-from harness.runner import RunOptions, run_scenarios
+from harness.run.results import ScenarioResult
+from harness.run.runner import RunOptions, run_scenarios
 from harness.scenarios import iter_scenarios, load_paths
 from tests.harness.runner.test_run_workers import run_cli
 

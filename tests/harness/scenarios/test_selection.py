@@ -9,8 +9,7 @@ import pytest
 
 from harness.cli import main
 from harness.errors import HarnessError, SelectionError
-from harness.scenarios import load_file
-from harness.selection import (
+from harness.run.filtering import (
     EXIT_NO_SCENARIOS,
     LAST_FAILED_FILE,
     Selection,
@@ -19,6 +18,7 @@ from harness.selection import (
     split_node_ids,
     write_last_failed,
 )
+from harness.scenarios import load_file
 from tests.support.paths import FIXTURES
 from tests.support.suites import fixture_suite
 

@@ -2,7 +2,7 @@
 
 Usage: ``python -m tests.support.producer_run PRODUCER`` (a name of
 ``tests.support.producer_frameworks.PRODUCERS``). Instrumentors patch their framework for the
-whole process, so tests/tracing/test_producers.py runs this once per producer, each in its own
+whole process, so tests/tracing/otel/test_producers.py runs this once per producer, each in its own
 process. Spans go through a real SDK pipeline to both the in-process
 :class:`~tracing.otel.tool_call_exporter.ToolCallSpanExporter` and an OTLP JSON file, read back at
 the end as ``harness eval-traces`` reads it (:class:`~tracing.otlp.file_format.OtlpJsonReader`, then

@@ -565,8 +565,8 @@ def _unrequested(
     and run in no other tool's scope, so each is a call of its own, in start order.
 
     :func:`_join_requests` gives the same calls for such a trace (compared in
-    tests/tracing/test_joining_fast_path.py): no request to wait for, no failed call to retry,
-    one scope, turn 0.
+    tests/tracing/otel/test_joining_single_pass.py): no request to wait for, no failed call to
+    retry, one scope, turn 0.
     """
     executions.sort(key=_start_order)
     out: list[tuple[str, ToolCall]] = []

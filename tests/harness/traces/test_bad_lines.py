@@ -12,7 +12,7 @@ import pytest
 from harness.cli import main
 from harness.scenarios import load_file
 from harness.traces.evaluate import evaluate_traces
-from tests.harness.export.test_eval_traces import _collector_file, _line, _root, _suite, _tool
+from tests.harness.traces.test_evaluate import _collector_file, _line, _root, _suite, _tool
 
 DEEP = 100_000
 

@@ -1,7 +1,7 @@
 """Traces recorded without content: eval-traces says which arguments are missing, and errors.
 
 The real pipeline: ``harness run --trace-file`` on real LangGraph agents (the demo calculator
-and the secret agent of tests/harness/export/test_run_export.py, driven by the scripted
+and the secret agent of tests/harness/span_export/test_run_export.py, driven by the scripted
 model), then ``harness eval-traces`` on the file. ``--trace-file`` keeps content by default
 (secrets masked); the backend export keeps its opt-in rule.
 """
@@ -19,7 +19,7 @@ import pytest
 from harness.cli import main
 from harness.run.output_attribute import OUTPUT_ATTRIBUTE
 from harness.span_export import CONTENT_ATTRIBUTES
-from tests.harness.export.test_run_export import (
+from tests.harness.span_export.test_run_export import (
     SECRET,
     _url,
     _wire_spans,

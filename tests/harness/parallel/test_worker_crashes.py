@@ -16,7 +16,7 @@ from harness.parallel.runs import CRASH_ERROR, run_scenarios_in_workers
 from harness.run.results import ScenarioResult
 from harness.run.runner import RunOptions, run_scenarios
 from harness.scenarios import iter_scenarios, load_paths
-from tests.harness.runner.test_run_workers import run_cli
+from tests.harness.parallel.test_run_workers import run_cli
 
 AGENT = '''
 import os

@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.tracing.test_joining_fast_path import PARENTS, _traces
+from tests.tracing.otel.test_joining_single_pass import PARENTS, _traces
 from tracing.otel.conventions import classify
 from tracing.otel.joining import _all_top_level_successes, _gather, _scope_finder
 from tracing.otel.span_view import SpanView

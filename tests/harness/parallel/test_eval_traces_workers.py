@@ -42,7 +42,7 @@ from harness.report.view import ScenarioView, SuiteView
 from harness.run.results import RunResult, ScenarioResult, SuiteResult
 from harness.scenarios import iter_scenarios, load_paths
 from harness.traces.evaluate import evaluate_traces
-from tests.harness.export.test_eval_traces_golden import _normalised as _golden_normalised
+from tests.harness.traces.test_golden_reports import _normalised as _golden_normalised
 from tests.support.eval_golden import GOLDEN
 from tests.support.eval_golden import SUITE as GOLDEN_SUITE
 from tests.support.paths import ROOT

@@ -15,7 +15,7 @@ from harness.report.json_report import JsonReportWriter, render_json
 from harness.report.junit import JunitReportWriter
 from harness.run.results import ScenarioResult
 from harness.traces.evaluate import evaluate_traces, iter_recorded_traces
-from tests.harness.export.test_run_export import write_secret_suite
+from tests.harness.span_export.test_run_export import write_secret_suite
 
 SUITE = """
 suite: shop

@@ -114,10 +114,10 @@ LOWEST_KEY      := { sed -n '/^\[project\]/,/^\[dependency-groups\]/p' pyproject
 	$(LOWEST_TOOLS); sed -n '/^\[project\.scripts\]/,/^\[tool\./p' pyproject.toml; \
 	$(LOWEST_PYTHON) -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16
 LOWEST_SUITES   := scenarios/travel.yaml scenarios/orders.yaml scenarios/calculator.yaml
-LOWEST_TESTS    := tests/tracing/test_recorder.py tests/tracing/test_span_emitter.py \
-	tests/tracing/test_span_exporter.py tests/tracing/test_capture_concurrency.py \
-	tests/tracing/test_records.py tests/harness/runner/test_demo_agents.py \
-	tests/harness/runner/test_runner.py
+LOWEST_TESTS    := tests/tracing/langchain/test_recorder.py tests/tracing/otel/test_span_emitter.py \
+	tests/tracing/otel/test_span_exporter.py tests/tracing/test_capture_concurrency.py \
+	tests/tracing/test_records.py tests/harness/run/test_demo_agents.py \
+	tests/harness/run/test_runner.py
 
 .PHONY: test-lowest lowest-venv
 test-lowest:

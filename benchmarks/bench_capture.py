@@ -69,11 +69,11 @@ def _install(capture: str) -> list[Any]:
         provider.add_span_processor(SimpleSpanProcessor(noop))
 
     if capture == "recorder":
-        from tracing.callback import ToolCallRecorder
+        from tracing.langchain.recorder import ToolCallRecorder
 
         return [ToolCallRecorder()]
     if capture.startswith("emitter"):
-        from tracing.spans import SpanEmitter
+        from tracing.otel.emitter import SpanEmitter
 
         return [SpanEmitter(provider, capture_content=True)]
     if capture == "openinference":
@@ -267,7 +267,7 @@ def generate_otlp(path: Path, spans: int, per_line: int = 500) -> int:
 
 def read_worker(path: str) -> dict[str, Any]:
     """Stream the file through iter_trace_calls; report counts and RSS before and at peak."""
-    from tracing.otlp_json import OtlpJsonReader
+    from tracing.otlp.file_format import OtlpJsonReader
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     reader = OtlpJsonReader(path)

@@ -68,7 +68,7 @@ _PEAK = (
 )
 # everything the command imports (the scenario loader pulls in langchain_core and pydantic)
 CHILD_BASELINE = (
-    "import harness.cli, harness.evaluate_traces, harness.runner, harness.scenarios\n"
+    "import harness.cli, harness.traces.evaluate, harness.run.runner, harness.scenarios\n"
     "import harness.report.console, harness.report.json_report, harness.report.junit\n"
     "import harness.report.html, harness.report.markdown, harness.report.github\n"
     "import harness.cli.eval_traces, harness.config, harness.parallel.traces\n"
@@ -80,7 +80,7 @@ CHILD_LOADED = (
 )
 CHILD_READER = (
     CHILD_BASELINE
-    + "import sys\nfrom harness.evaluate_traces import iter_recorded_traces\n"
+    + "import sys\nfrom harness.traces.evaluate import iter_recorded_traces\n"
     + "print(sum(1 for _ in iter_recorded_traces(sys.argv[1])))\n"
 )
 CHILD_EVAL = (
@@ -96,7 +96,7 @@ CHILD_EVAL = (
 # the reader alone, timed inside the child (interpreter start and imports left out)
 CHILD_READER_TIMED = (
     CHILD_BASELINE
-    + "import sys, time\nfrom harness.evaluate_traces import iter_recorded_traces\n"
+    + "import sys, time\nfrom harness.traces.evaluate import iter_recorded_traces\n"
     + "start = time.perf_counter()\n"
     + "count = sum(1 for _ in iter_recorded_traces(sys.argv[1]))\n"
     + "print(count, time.perf_counter() - start)\n"

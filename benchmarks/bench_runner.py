@@ -55,15 +55,15 @@ from langgraph.prebuilt import ToolNode, tools_condition
 
 from harness.cli.common import collector_for_a_command
 from harness.expectation import Expectation
-from harness.isolation import DaemonExecutor
 from harness.metrics import get_metric
 from harness.models.scripted import ScriptedChatModel
 from harness.models.wrapping import Turn, TurnChatModel
 from harness.parallel.runs import run_scenarios_in_workers
-from harness.runner import RunOptions, run_scenarios
+from harness.run.isolation import DaemonExecutor
+from harness.run.runner import RunOptions, run_scenarios
 from harness.sample import Sample
 from harness.scenarios import AgentRef, Scenario
-from tracing.callback import ToolCallRecorder
+from tracing.langchain.recorder import ToolCallRecorder
 
 TURNS = 2
 TARGET_ONE_PROCESS = 1.5

@@ -50,13 +50,13 @@ from harness.metrics import (
 from harness.metrics.base import Metric
 from harness.report import describe_call, render_match_table
 from harness.resolve import resolve_sample
-from harness.result import CheckResult, RunResult, score_line
 from harness.rules import Rule, Severity, evaluate_rules
+from harness.run.results import CheckResult, RunResult, score_line
 from harness.sample import Sample
 from harness.scoring import rule_check
 from harness.text import plural, shorten
 from harness.values import ABSENT
-from tracing.callback import ToolCallRecorder
+from tracing.langchain.recorder import ToolCallRecorder
 from tracing.records import ModelCall, ToolCall
 
 __all__ = ["RuleWarning", "ToolExpectations", "expect_tools"]
@@ -78,12 +78,13 @@ def expect_tools(
 ) -> ToolExpectations:
     """Start a chain of expectations and checks over what an agent called.
 
-    ``source`` is a :class:`~tracing.callback.ToolCallRecorder` (read live at every check), a
-    :class:`~harness.sample.Sample` (its expected calls, if any, are the starting expectations)
-    or a list of :class:`~tracing.records.ToolCall`. Rules read two things a recorder does not
-    keep: ``input``, what the agent was asked (a string or ``{"messages": [...]}``: the user's
-    text ``grounded`` looks values up in), and ``duration``, the run's seconds
-    (``within_budget(seconds=...)``); a Sample gives its own unless these are passed.
+    ``source`` is a :class:`~tracing.langchain.recorder.ToolCallRecorder` (read live at every
+    check), a :class:`~harness.sample.Sample` (its expected calls, if any, are the starting
+    expectations) or a list of :class:`~tracing.records.ToolCall`. Rules read two things a
+    recorder does not keep: ``input``, what the agent was asked (a string or
+    ``{"messages": [...]}``: the user's text ``grounded`` looks values up in), and
+    ``duration``, the run's seconds (``within_budget(seconds=...)``); a Sample gives its own
+    unless these are passed.
     """
     return ToolExpectations(source, input=input, duration=duration)
 

@@ -48,13 +48,13 @@ offending value), not only in the message::
      │                                           reporters count a failed test, not a broken one
      ├── harness.report.view.details._Fallback   internal: a details shape the fast renderer
      │                                           hands back to the generic walk; never escapes
-     └── harness.isolation.LoopBlocked   (BaseException) interrupts a call that blocked the
+     └── harness.run.isolation.LoopBlocked   (BaseException) interrupts a call that blocked the
                                          event loop; an agent's ``except Exception`` must
                                          not swallow it
 
-The modules that raise them (``harness.export``, ``harness.evaluate_traces``,
+The modules that raise them (``harness.span_export``, ``harness.traces.evaluate``,
 ``harness.models``, ``harness.scaffold``) re-export their classes, so imports such as
-``from harness.export import ExportConfigError`` still work.
+``from harness.span_export import ExportConfigError`` still work.
 """
 
 from __future__ import annotations

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
     from langchain_core.language_models import BaseChatModel
 
-    from harness.result import ScenarioResult
+    from harness.run.results import ScenarioResult
     from harness.scenarios import Scenario
-    from tracing.callback import ToolCallRecorder
+    from tracing.langchain.recorder import ToolCallRecorder
 
 INI_OPTION = "harness_scenarios"
 FLAG = "--harness-scenarios"
@@ -194,7 +194,7 @@ def _without_xfail(scenario: Scenario) -> Scenario:
     """The runner inverts xfail verdicts; pytest's mark does that here, so hand it the raw one."""
     if scenario.xfail is None:
         return scenario
-    from harness.runner import with_overrides
+    from harness.run.runner import with_overrides
 
     return with_overrides(scenario, xfail=None)
 
@@ -206,7 +206,7 @@ def run_scenario(
     scenario: Scenario, *, loop: asyncio.AbstractEventLoop | None = None
 ) -> ScenarioResult:
     """Run one scenario synchronously, as ``harness run`` would, and return its result."""
-    from harness.runner import RunOptions, run_scenarios
+    from harness.run.runner import RunOptions, run_scenarios
 
     suite = run_scenarios([scenario], RunOptions(concurrency=1), loop=loop)
     if suite.interrupted or not suite.scenarios:
@@ -242,7 +242,7 @@ def _scores_text(result: ScenarioResult) -> str:
 def tool_recorder() -> Iterator[ToolCallRecorder]:
     """A fresh ToolCallRecorder that captures every LangChain run of the test, config or not
     (``capture_tool_calls()``); passing ``tool_recorder.config`` as well records nothing twice."""
-    from tracing.capture import capture_tool_calls
+    from tracing.langchain.capture import capture_tool_calls
 
     with capture_tool_calls() as recorder:
         yield recorder

@@ -21,7 +21,8 @@ from harness.errors import HarnessError
 from harness.expectation import agent_matches
 from harness.metrics.base import Score
 from harness.resolve import resolve_expectations
-from harness.result import (
+from harness.rules import Rule, RuleResult
+from harness.run.results import (
     RULE_ERROR_CODES,
     CheckResult,
     ErrorInfo,
@@ -30,7 +31,6 @@ from harness.result import (
     ScenarioResult,
     Status,
 )
-from harness.rules import Rule, RuleResult
 from harness.sample import Sample
 from harness.scenarios import Scenario
 from harness.scenarios.model import AgentBlock
@@ -187,7 +187,7 @@ def agent_scores(block: AgentBlock, sample: Sample) -> tuple[Score, ...]:
     """A block's metrics on the calls made in its agent only, named ``<agent>.<metric>``.
 
     ``expect: {agents: ...}`` is scored next to the scenario-level expectations (which score
-    every call), the way a conversation's turns are (``turn<N>.<metric>``, harness.invocation);
+    every call), the way a conversation's turns are (``turn<N>.<metric>``, harness.run.invocation);
     docs/metrics.md, "Scope".
     """
     if not block.metrics:

@@ -17,11 +17,13 @@ from tracing.records import (
 )
 
 if TYPE_CHECKING:
-    from tracing.callback import ToolCallRecorder
-    from tracing.capture import RecorderTurn, ToolCapture, capture_tool_calls
-    from tracing.exporter import ToolCallSpanExporter
-    from tracing.joining import calls_by_trace, calls_from_spans
-    from tracing.otlp_json import (
+    from tracing.langchain.capture import RecorderTurn, ToolCapture, capture_tool_calls
+    from tracing.langchain.recorder import ToolCallRecorder
+    from tracing.otel.emitter import SpanEmitter
+    from tracing.otel.joining import calls_by_trace, calls_from_spans
+    from tracing.otel.span_view import SpanView
+    from tracing.otel.tool_call_exporter import ToolCallSpanExporter
+    from tracing.otlp.file_format import (
         OtlpJsonError,
         OtlpJsonFileExporter,
         OtlpJsonReader,
@@ -29,27 +31,25 @@ if TYPE_CHECKING:
         iter_trace_calls,
         write_spans,
     )
-    from tracing.span_view import SpanView
-    from tracing.spans import SpanEmitter
 
 # Imported on first use: the pytest plugin and the CLI import this package, and the OTel and
 # LangChain modules behind these names cost a noticeable part of a second to load.
 _LAZY = {
-    "ToolCallRecorder": "tracing.callback",
-    "capture_tool_calls": "tracing.capture",
-    "ToolCapture": "tracing.capture",
-    "RecorderTurn": "tracing.capture",
-    "SpanEmitter": "tracing.spans",
-    "SpanView": "tracing.span_view",
-    "ToolCallSpanExporter": "tracing.exporter",
-    "calls_by_trace": "tracing.joining",
-    "calls_from_spans": "tracing.joining",
-    "OtlpJsonError": "tracing.otlp_json",
-    "OtlpJsonFileExporter": "tracing.otlp_json",
-    "OtlpJsonReader": "tracing.otlp_json",
-    "iter_spans": "tracing.otlp_json",
-    "iter_trace_calls": "tracing.otlp_json",
-    "write_spans": "tracing.otlp_json",
+    "ToolCallRecorder": "tracing.langchain.recorder",
+    "capture_tool_calls": "tracing.langchain.capture",
+    "ToolCapture": "tracing.langchain.capture",
+    "RecorderTurn": "tracing.langchain.capture",
+    "SpanEmitter": "tracing.otel.emitter",
+    "SpanView": "tracing.otel.span_view",
+    "ToolCallSpanExporter": "tracing.otel.tool_call_exporter",
+    "calls_by_trace": "tracing.otel.joining",
+    "calls_from_spans": "tracing.otel.joining",
+    "OtlpJsonError": "tracing.otlp.file_format",
+    "OtlpJsonFileExporter": "tracing.otlp.file_format",
+    "OtlpJsonReader": "tracing.otlp.file_format",
+    "iter_spans": "tracing.otlp.file_format",
+    "iter_trace_calls": "tracing.otlp.file_format",
+    "write_spans": "tracing.otlp.file_format",
 }
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 The recorder reads them from callback metadata, the span path from span attributes; the span
 path (``harness eval-traces``) imports no LangChain, so these live apart from
-:mod:`tracing.events`.
+:mod:`tracing.langchain.events`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Record a real model once, replay it offline: chat-model cassettes (docs/record-replay.md).
 
 Modules, each importing only those above it: ``paths`` (modes, file names; standard library
-only), ``key`` (the normalised request and its sha256), ``format`` (the YAML file: pydantic at
-the edge, frozen dataclasses inside), ``diff`` (why a replay missed), ``tape`` (one cassette in
-use: thread-safe lookups and appends), ``recorder`` and ``replayer`` (the chat models put in
-front of a scenario's model), ``store`` (the tapes of a session, one mode), ``scenarios``
+only), ``request_key`` (the normalised request and its sha256), ``format`` (the YAML file:
+pydantic at the edge, frozen dataclasses inside), ``diff`` (why a replay missed), ``tape`` (one
+cassette in use: thread-safe lookups and appends), ``recorder`` and ``replayer`` (the chat models
+put in front of a scenario's model), ``store`` (the tapes of a session, one mode), ``scenarios``
 (which file a scenario uses; wrapping a suite's models), ``session`` (``harness run``'s flags)
 and ``pytest_support`` (the plugin's options).
 
@@ -30,16 +30,16 @@ if TYPE_CHECKING:
         read_cassette,
         write_cassette,
     )
-    from harness.cassettes.key import (
+    from harness.cassettes.paths import DEFAULT_DIR, MODES, Mode, cassette_path, slug
+    from harness.cassettes.recorder import RecordingChatModel
+    from harness.cassettes.replayer import ReplayChatModel
+    from harness.cassettes.request_key import (
         Identity,
         Request,
         canonical_json,
         identity_of,
         normalise_messages,
     )
-    from harness.cassettes.paths import DEFAULT_DIR, MODES, Mode, cassette_path, slug
-    from harness.cassettes.recorder import RecordingChatModel
-    from harness.cassettes.replayer import ReplayChatModel
     from harness.cassettes.scenarios import scenario_cassette, stale_cassettes, wrap_scenarios
     from harness.cassettes.store import CassetteStore
     from harness.cassettes.tape import Tape, TapeInfo
@@ -55,11 +55,11 @@ _HOMES = {
     "load_cassette": "format",
     "read_cassette": "format",
     "write_cassette": "format",
-    "Identity": "key",
-    "Request": "key",
-    "canonical_json": "key",
-    "identity_of": "key",
-    "normalise_messages": "key",
+    "Identity": "request_key",
+    "Request": "request_key",
+    "canonical_json": "request_key",
+    "identity_of": "request_key",
+    "normalise_messages": "request_key",
     "DEFAULT_DIR": "paths",
     "MODES": "paths",
     "Mode": "paths",

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.cassettes.format import Recording, common_prefix
-from harness.cassettes.key import Request, canonical_json, tool_hash
+from harness.cassettes.request_key import Request, canonical_json, tool_hash
 from harness.text import shorten
 
 __all__ = ["explain_miss", "nearest"]

@@ -9,7 +9,7 @@
     tools:                                  # every bound schema once, by hash
       3f0a9c61d2b4: {type: function, function: {name: get_weather, ...}}
     turns:
-    - key: 9b1c...                          # sha256 of the request (harness.cassettes.key)
+    - key: 9b1c...                          # sha256 of the request (harness.cassettes.request_key)
       tools: [3f0a9c61d2b4]
       messages:                             # the messages added since the previous turn
       - {role: system, text: You are a travel assistant...}
@@ -45,7 +45,7 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.messages.tool import invalid_tool_call, tool_call, tool_call_chunk
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.cassettes.key import Identity, text_and_blocks, tool_hash
+from harness.cassettes.request_key import Identity, text_and_blocks, tool_hash
 from harness.errors import CassetteError
 
 __all__ = [

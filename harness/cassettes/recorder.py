@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 
 from harness.cassettes.format import Response, recorded_call_id
-from harness.cassettes.key import Request
+from harness.cassettes.request_key import Request
 from harness.cassettes.tape import Tape
 from harness.models.wrapping import (
     InnerChatModel,

@@ -14,7 +14,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk
 
 from harness.cassettes.format import Response
-from harness.cassettes.key import Request
+from harness.cassettes.request_key import Request
 from harness.cassettes.tape import Tape
 from harness.models.wrapping import InnerChatModel, Turn, as_ai_message, as_chunk
 

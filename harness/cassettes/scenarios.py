@@ -34,7 +34,7 @@ def scenario_cassette(scenario: Scenario, directory: Path | None = None) -> Path
 
 def _rerecord(scenario: Scenario, directory: Path | None) -> str:
     where = f" {shlex.quote(str(directory))}" if directory is not None else ""
-    # `file.yaml::name` selects exactly this scenario (harness.selection)
+    # `file.yaml::name` selects exactly this scenario (harness.run.filtering)
     target = shlex.quote(f"{scenario.file}::{scenario.name}")
     return f"re-record with `harness run {target} --record{where}`"
 

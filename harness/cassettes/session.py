@@ -20,7 +20,7 @@ from harness.cassettes.paths import Mode
 # (LangChain's chat models behind them) are imported when a session starts.
 if TYPE_CHECKING:
     from harness.cassettes.store import CassetteStore
-    from harness.result import SuiteResult
+    from harness.run.results import SuiteResult
     from harness.scenarios.model import Scenario
 
 __all__ = ["MISSING", "RunCassettes", "add_arguments", "from_args"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.cassettes.diff import explain_miss
 from harness.cassettes.format import Cassette, Recording, Response, read_cassette
-from harness.cassettes.key import Identity, Request, tool_hash
+from harness.cassettes.request_key import Identity, Request, tool_hash
 from harness.errors import CassetteMiss
 
 __all__ = ["Tape", "TapeInfo"]

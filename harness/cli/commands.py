@@ -15,15 +15,15 @@ from harness.cli.exit_codes import EXIT_OK
 
 def schema_command(out: Console) -> int:
     """``harness schema``: the JSON Schema of a suite, on stdout."""
-    from harness.schema import schema_json
+    from harness.scenarios.json_schema import schema_json
 
     out.file.write(schema_json())
     return EXIT_OK
 
 
 def draft_command(args: argparse.Namespace, out: Console, err: Console) -> int:
-    """``harness draft``: :mod:`harness.draft` writes plain lines (YAML has brackets)."""
-    from harness.draft import command
+    """``harness draft``: :mod:`harness.scenarios.draft` writes plain lines (YAML has brackets)."""
+    from harness.scenarios.draft import command
 
     return command(args, plain(out), plain(err))
 

@@ -20,9 +20,9 @@ _MAX_TRACE_ROWS = 200
 def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) -> int:
     """``harness eval-traces``: score the trace files against the scenarios; the exit code."""
     from harness.errors import SelectionError
-    from harness.evaluate_traces import ScenarioIndex, UnknownScenarioError
+    from harness.run.filtering import Selection
     from harness.scenarios import iter_scenarios
-    from harness.selection import Selection
+    from harness.traces.evaluate import ScenarioIndex, UnknownScenarioError
 
     try:
         selection = Selection.build(keywords=args.keyword)
@@ -69,10 +69,10 @@ def _score(
     ``only``: the ``--scenario`` that scores every trace; ``chosen``: the ids of the ``-k``
     selection (None: every scenario).
     """
-    from harness.evaluate_traces import KEPT_RESULTS
     from harness.parallel import LocalPool, default_workers
     from harness.parallel.traces import evaluate_traces_in_workers
     from harness.report.base import ReportFeed
+    from harness.traces.evaluate import KEPT_RESULTS
 
     def selected(scenario: Any) -> bool:
         return chosen is None or id(scenario) in chosen

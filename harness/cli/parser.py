@@ -52,7 +52,7 @@ def _run_parser(commands: Subcommands) -> argparse.ArgumentParser:
 
 
 def _run_selection_arguments(run: argparse.ArgumentParser) -> None:
-    """The paths and node ids, ``-k``, and the flags of :mod:`harness.selection` (-m, --lf)."""
+    """The paths and node ids, ``-k``, and the flags of :mod:`harness.run.filtering` (-m, --lf)."""
     run.add_argument(
         "paths",
         nargs="*",
@@ -68,7 +68,7 @@ def _run_selection_arguments(run: argparse.ArgumentParser) -> None:
         help="only scenarios matching EXPR, pytest's -k: words (any case, substrings of the "
         "name, suite, file or tags) with and/or/not/(); repeatable: all must hold",
     )
-    from harness.selection import add_arguments as add_selection_arguments
+    from harness.run.filtering import add_arguments as add_selection_arguments
 
     add_selection_arguments(run)
 
@@ -231,8 +231,8 @@ def _schema_parser(commands: Subcommands) -> None:
 
 
 def _draft_parser(commands: Subcommands) -> None:
-    """``harness draft``: its arguments live with the command, in :mod:`harness.draft`."""
-    from harness.draft import add_parser as add_draft_parser
+    """``harness draft``: its arguments live with the command, in :mod:`harness.scenarios.draft`."""
+    from harness.scenarios.draft import add_parser as add_draft_parser
 
     add_draft_parser(commands)
 

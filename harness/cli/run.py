@@ -76,7 +76,7 @@ def _execute(
 ) -> tuple[int, bool]:
     """Run the selected scenarios, write every report, and map the result to an exit code."""
     from harness.report.progress import RunProgress
-    from harness.runner import RunOptions, run_scenarios
+    from harness.run.runner import RunOptions, run_scenarios
 
     threads_before = set(threading.enumerate())
     reporter = RunProgress(
@@ -155,8 +155,8 @@ def _select(args: argparse.Namespace, err: Console) -> tuple[Any, list[Any]] | i
     nothing is selected (as pytest).
     """
     from harness.errors import SelectionError
+    from harness.run.filtering import Selection, split_node_ids
     from harness.scenarios import iter_scenarios
-    from harness.selection import Selection, split_node_ids
 
     paths, nodes = split_node_ids(args.paths)
     try:
@@ -191,7 +191,7 @@ def _select(args: argparse.Namespace, err: Console) -> tuple[Any, list[Any]] | i
 
 def _remember_failures(result: Any, err: Console) -> None:
     """Update the ``--lf`` file with this run (as pytest's cache, after every run)."""
-    from harness.selection import LAST_FAILED_FILE, write_last_failed
+    from harness.run.filtering import LAST_FAILED_FILE, write_last_failed
 
     ran = [(f"{s.file}::{s.name}", s.status in ("failed", "error")) for s in result.scenarios]
     try:
@@ -215,7 +215,7 @@ def _export_pipeline(args: argparse.Namespace, redactor: Redactor, err: Console)
         os.environ.get(name, "").strip() for name in _OTEL_ENDPOINT_VARIABLES
     ):
         return None  # no exporter configured: do not even import the SDK
-    from harness.export import ExportConfigError, configure_export, parse_header
+    from harness.span_export import ExportConfigError, configure_export, parse_header
 
     def warn(line: str) -> None:
         err.print(f"warning: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True)

@@ -18,7 +18,7 @@ from harness.compare.report import Report
 if TYPE_CHECKING:
     from harness.redaction import Redactor
     from harness.report.view import ScenarioView
-    from harness.result import ScenarioResult
+    from harness.run.results import ScenarioResult
 
 __all__ = ["compare_results", "compare_views"]
 

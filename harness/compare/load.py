@@ -33,7 +33,7 @@ from harness.text import plural, shorten
 if TYPE_CHECKING:
     from harness.redaction import Redactor
     from harness.report.view import ScenarioView
-    from harness.result import ScenarioResult
+    from harness.run.results import ScenarioResult
 
 __all__ = [
     "FIRST_VERSION",

@@ -32,7 +32,6 @@ from typing import Any, Protocol
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import AIMessage, AIMessageChunk
 
-from harness.isolation import DaemonExecutor, WaitLedger, current_ledger
 from harness.models.wrapping import (
     InnerChatModel,
     Turn,
@@ -42,6 +41,7 @@ from harness.models.wrapping import (
     ask_stream,
     ask_stream_async,
 )
+from harness.run.isolation import DaemonExecutor, WaitLedger, current_ledger
 
 __all__ = ["LimitedChatModel", "ModelGate", "gate_for"]
 
@@ -184,7 +184,7 @@ class LimitedChatModel(InnerChatModel):
 
     def cassette_identity(self) -> tuple[str, str, dict[str, Any]]:
         """The inner model's identity: a limit changes no answer, so no cassette key."""
-        from harness.cassettes.key import identity_of
+        from harness.cassettes.request_key import identity_of
 
         identity = identity_of(self.inner)
         return identity.provider, identity.model, dict(identity.params)

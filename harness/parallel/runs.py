@@ -2,8 +2,8 @@
 
 The selection is cut into ``N`` contiguous shards of nearly equal size (a suite file's
 scenarios mostly stay together, in selection order). Each shard runs in one forked worker of a
-:class:`~harness.parallel.local.LocalPool` with :func:`~harness.runner.run_scenarios` and the
-same :class:`~harness.runner.RunOptions`, except that ``--concurrency`` is the total and is
+:class:`~harness.parallel.local.LocalPool` with :func:`~harness.run.runner.run_scenarios` and the
+same :class:`~harness.run.runner.RunOptions`, except that ``--concurrency`` is the total and is
 split between the workers. The workers inherit the compiled, selected scenarios (agents
 imported, models built), so nothing but results crosses a process boundary.
 
@@ -31,8 +31,8 @@ from typing import Any
 from harness.parallel.executor import Channel, Session, WorkerLost
 from harness.parallel.local import Alone, LocalPool, stops_forwarded
 from harness.parallel.shards import plan_shards, shard_concurrency
-from harness.result import ErrorInfo, RunResult, ScenarioResult, SuiteResult
-from harness.runner import RunOptions, run_scenarios
+from harness.run.results import ErrorInfo, RunResult, ScenarioResult, SuiteResult
+from harness.run.runner import RunOptions, run_scenarios
 from harness.scenarios import Scenario
 from harness.scoring import verdict
 
@@ -98,7 +98,7 @@ class RunShard:
 def run_scenarios_in_workers(
     scenarios: Sequence[Scenario], options: RunOptions, *, workers: int
 ) -> SuiteResult:
-    """:func:`~harness.runner.run_scenarios` over ``workers`` processes, same result.
+    """:func:`~harness.run.runner.run_scenarios` over ``workers`` processes, same result.
 
     ``options.progress`` (and ``on_start``/``on_finish``, with positions in ``scenarios``) see
     every result as it arrives; the returned SuiteResult lists them in the order of

@@ -1,7 +1,7 @@
 """Cutting the work into shards: files into slices of whole lines, a selection into ranges.
 
-``eval-traces`` shards are :class:`~tracing.otlp_json.FileSlice` s: each file, or, when large,
-runs of whole lines whose size a :data:`SliceSizes` gives (at most :data:`SLICE_BYTES`,
+``eval-traces`` shards are :class:`~tracing.otlp.file_format.FileSlice` s: each file, or, when
+large, runs of whole lines whose size a :data:`SliceSizes` gives (at most :data:`SLICE_BYTES`,
 shrinking towards the end of the input); the parent counts the newlines on the way, so every
 slice knows the file line it starts at. ``run -n`` shards are contiguous ranges of positions in
 the selection (:func:`plan_shards`). See docs/architecture.md, "Processes".
@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from tracing.otlp_json import FileSlice
+from tracing.otlp.file_format import FileSlice
 
 __all__ = [
     "SLICE_BYTES",

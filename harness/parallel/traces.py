@@ -1,7 +1,7 @@
 """``harness eval-traces --workers N``: trace files scored in slices on an executor.
 
 The input is cut into slices of whole lines (:mod:`harness.parallel.shards`). A worker scores
-one slice with the one scoring path, :func:`~harness.evaluate_traces.evaluate_traces`, and sends
+one slice with the one scoring path, :func:`~harness.traces.evaluate.evaluate_traces`, and sends
 back its results as they are: plain result data, lean for the traces that passed (scores, no
 recorded calls). The parent takes the slices in input order and passes every result on as one
 process would, so the reporters are fed in the parent, from one thread, with the views the
@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.evaluate_traces import KEPT_RESULTS, evaluate_traces, traces_result
 from harness.metrics.base import Score
 from harness.parallel.executor import Channel, Executor, WorkerLost, in_order
 from harness.parallel.local import stops_forwarded
@@ -44,9 +43,10 @@ from harness.parallel.shards import (
     neighbours,
     shrinking_sizes,
 )
-from harness.result import CheckResult, ResultSample, RunResult, ScenarioResult, SuiteResult
+from harness.run.results import CheckResult, ResultSample, RunResult, ScenarioResult, SuiteResult
 from harness.scenarios import Scenario
-from tracing.otlp_json import FileSlice, OtlpJsonError
+from harness.traces.evaluate import KEPT_RESULTS, evaluate_traces, traces_result
+from tracing.otlp.file_format import FileSlice, OtlpJsonError
 
 __all__ = [
     "Entry",
@@ -193,7 +193,7 @@ def evaluate_traces_in_workers(
     keep: int | None = KEPT_RESULTS,
     slice_bytes: int | None = None,
 ) -> SuiteResult:
-    """:func:`~harness.evaluate_traces.evaluate_traces` over ``executor``'s workers.
+    """:func:`~harness.traces.evaluate.evaluate_traces` over ``executor``'s workers.
 
     Same arguments and the same result: ``progress`` sees every result in input order (hand it
     a report feed's ``add``), the returned SuiteResult keeps at most ``keep`` of them with the

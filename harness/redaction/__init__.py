@@ -1,7 +1,7 @@
 """Redaction: mask secrets in tool arguments, results, span data and every text that leaves.
 
-Keys are half of it (:mod:`harness.redaction.keys`: the :class:`Redactor`, its default key list
-and the ``--redact-pattern`` value patterns). A secret can also travel inside free text (a
+Keys are half of it (:mod:`harness.redaction.secret_keys`: the :class:`Redactor`, its default key
+list and the ``--redact-pattern`` value patterns). A secret can also travel inside free text (a
 metric's reason, a forbidden call's message, a traceback): :func:`collect_secrets`
 (:mod:`harness.redaction.secrets`) is the one collector of the values found under redacted keys,
 and :mod:`harness.redaction.scrubber` replaces them in any text (:class:`Scrubber`, one minimum
@@ -15,7 +15,9 @@ docs/architecture.md, "Redaction".
 
 from __future__ import annotations
 
-from harness.redaction.keys import (
+from harness.redaction.scrubber import _REMEMBERED_SECRETS as _REMEMBERED_SECRETS
+from harness.redaction.scrubber import Scrubber, SecretBook, StreamScrubber
+from harness.redaction.secret_keys import (
     BUILTIN_VALUE_PATTERNS,
     DEFAULT_REDACT_KEYS,
     MASK,
@@ -23,8 +25,6 @@ from harness.redaction.keys import (
     Redactor,
     compile_value_patterns,
 )
-from harness.redaction.scrubber import _REMEMBERED_SECRETS as _REMEMBERED_SECRETS
-from harness.redaction.scrubber import Scrubber, SecretBook, StreamScrubber
 from harness.redaction.secrets import MIN_SECRET_LENGTH, collect_secrets, secrets_in
 from harness.redaction.values import (
     CYCLE,

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from harness.redaction.keys import Redactor
+from harness.redaction.secret_keys import Redactor
 from harness.redaction.secrets import ResultRuns, RunSample, SuiteRuns, collect_secrets, secrets_in
 from harness.redaction.values import (
     _INT_BITS_SAFE,
@@ -174,7 +174,7 @@ class SecretBook:
 
     Spans leave while the run goes on, long before its result exists: whoever sees tool
     arguments, results and replies :meth:`note`\\ s them (the runner's callback, see
-    :mod:`harness.export`), and the exporter scrubs every span with :attr:`scrubber`, which
+    :mod:`harness.span_export`), and the exporter scrubs every span with :attr:`scrubber`, which
     holds every secret noted before the span ended. Like a stream, it keeps the
     :data:`_REMEMBERED_SECRETS` longest.
     """

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from harness.redaction.values import jsonable, safe_repr
 
 if TYPE_CHECKING:
-    from harness.redaction.keys import Redactor
+    from harness.redaction.secret_keys import Redactor
 
 __all__ = [
     "MIN_SECRET_LENGTH",
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# What redaction reads of the result model (harness.result), which imports this package: the
+# What redaction reads of the result model (harness.run.results), which imports this package: the
 # bottom layer names no class above it (docs/architecture.md, "Layers").
 class _Call(Protocol):
     @property

@@ -25,7 +25,7 @@ from harness.report.view import (
     scrubber_for,
 )
 from harness.report.view import call_view as _call_view
-from harness.result import RunResult, ScenarioResult
+from harness.run.results import RunResult, ScenarioResult
 from tracing.records import ToolCall
 
 __all__ = [

@@ -16,7 +16,7 @@ from typing import Generic, Protocol, TypeVar
 from harness.redaction import Redactor, Scrubber, StreamScrubber
 from harness.report.links import with_trace_url
 from harness.report.view import ScenarioView, SuiteView, scenario_view, suite_view
-from harness.result import ScenarioResult, SuiteResult
+from harness.run.results import ScenarioResult, SuiteResult
 
 __all__ = [
     "FeedWriter",
@@ -41,7 +41,7 @@ class Reporter(Protocol):
     - The views are immutable and already masked and scrubbed (:mod:`harness.report.view`): a
       reporter does no redaction and recomputes no pairing. It may keep views, but one that
       serves ``eval-traces`` keeps a bounded number (memory stays flat over 100,000 traces):
-      stream them to disk, or keep a :class:`~harness.result.ResultSample`.
+      stream them to disk, or keep a :class:`~harness.run.results.ResultSample`.
     - ``close`` receives the summary (counts of every result, also those the summary does not
       keep) and returns the file it wrote, or None (the console).
     - A reporter may raise ``OSError`` (cannot create or write its file) from any call; the feed

@@ -24,7 +24,7 @@ from harness.redaction import Redactor
 from harness.report.base import ReportFeed
 from harness.report.text import failure_text, paused_line, scores_line, warning_lines
 from harness.report.view import ScenarioView, SuiteView, printable
-from harness.result import ResultSample, Status, SuiteResult
+from harness.run.results import ResultSample, Status, SuiteResult
 
 __all__ = [
     "DETAILED",

@@ -13,7 +13,7 @@ past escaping could neither run nor phone home. The filter reads ``data-`` attri
 data is embedded in the script. Without JavaScript every scenario stays visible; the filter bar
 only appears when the script runs.
 
-:class:`HtmlReporter` keeps the views it is given in a :class:`~harness.result.ResultSample`
+:class:`HtmlReporter` keeps the views it is given in a :class:`~harness.run.results.ResultSample`
 (``keep``: at most that many, those that did not pass first; ``harness eval-traces`` keeps 500)
 and writes the page on ``close``. The tiles and filter chips count every result; a banner and
 each group's heading say how many are not shown (the JSON and JUnit reports list every one).
@@ -53,7 +53,7 @@ from harness.report.view import (
     scenario_view,
     suite_view,
 )
-from harness.result import STATUSES, ResultSample, Status, SuiteResult
+from harness.run.results import STATUSES, ResultSample, Status, SuiteResult
 from harness.text import shorten
 
 __all__ = ["HtmlReporter", "render_html", "render_page", "write_html"]

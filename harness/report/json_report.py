@@ -34,7 +34,7 @@ from harness.report.view import (
     scenario_view,
     suite_view,
 )
-from harness.result import STATUSES, ScenarioResult, SuiteResult
+from harness.run.results import STATUSES, ScenarioResult, SuiteResult
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -29,7 +29,7 @@ from harness.report.base import FeedWriter, write_whole
 from harness.report.files import atomic_output
 from harness.report.text import failure_text, match_table, paused_line, warning_lines
 from harness.report.view import ScenarioView, SuiteView, scenario_view
-from harness.result import SuiteResult
+from harness.run.results import SuiteResult
 
 __all__ = ["JunitReportWriter", "JunitReporter", "render_junit", "write_junit"]
 

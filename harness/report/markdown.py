@@ -16,9 +16,10 @@ import os
 from pathlib import Path
 
 from harness.report.files import atomic_output
-from harness.report.text import call_text, expectation_text, rule_flag, shorten, warning_lines
+from harness.report.text import call_text, expectation_text, rule_flag, warning_lines
 from harness.report.view import MatchRow, RunView, ScenarioView, SuiteView
-from harness.result import STATUSES
+from harness.run.results import STATUSES
+from harness.text import shorten
 
 __all__ = ["MAX_FAILURES", "MarkdownReporter", "MarkdownSummary", "render_markdown"]
 

@@ -27,7 +27,7 @@ from rich.text import Text
 
 from harness.redaction import Redactor, Scrubber
 from harness.report.view import printable  # controls and bidi overrides shown escaped
-from harness.result import ScenarioResult
+from harness.run.results import ScenarioResult
 
 __all__ = ["RunProgress"]
 

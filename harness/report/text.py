@@ -21,6 +21,7 @@ from harness.report.view import (
     RunView,
     ScenarioView,
 )
+from harness.text import shorten
 
 __all__ = [
     "call_text",
@@ -30,7 +31,6 @@ __all__ = [
     "paused_line",
     "rule_flag",
     "scores_line",
-    "shorten",
     "warning_lines",
 ]
 
@@ -38,11 +38,6 @@ _CELL = 60
 """Widest a call is drawn in the table before it is shortened with an ellipsis."""
 _ARG = 40
 """Widest one argument value is drawn inside a call."""
-
-
-def shorten(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, the last one an ellipsis."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _signature(name: str, args: Iterable[ArgView]) -> str:

@@ -40,7 +40,7 @@ def scaffold(directory: str | Path) -> list[Path]:
     for name in STARTER_FILES:
         path = target / name
         if name == SCHEMA_FILE:
-            from harness.schema import schema_json
+            from harness.scenarios.json_schema import schema_json
 
             path.write_text(schema_json(), encoding="utf-8")
         else:

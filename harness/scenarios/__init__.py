@@ -7,9 +7,10 @@ compiled :class:`Suite` objects, or raises one :class:`ConfigError` listing *eve
 executed is the import of the agent module the suite names (and model construction).
 
 Modules, each importing only those above it: ``model`` (the compiled form), ``issues``
-(ConfigIssue, pydantic errors as issues), ``yaml_lines`` (the line-keeping reader), ``schema``
+(ConfigIssue, pydantic errors as issues), ``yaml_lines`` (the line-keeping reader), ``file_model``
 (the pydantic specs), ``metric_specs``, ``agents`` (agent import), ``compile`` (one file into a
-Suite), ``discovery`` (the entry points) and ``tool_schemas`` (``harness validate``).
+Suite), ``discovery`` (the entry points), ``tool_validation`` (``harness validate``),
+``json_schema`` (``harness schema``) and ``draft`` (``harness draft``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,13 @@ if TYPE_CHECKING:
         scenario_files,
         select,
     )
+    from harness.scenarios.file_model import (
+        DefaultsSpec,
+        ExpectSpec,
+        ScenarioSpec,
+        SuiteSpec,
+        ToolCallSpec,
+    )
     from harness.scenarios.issues import ConfigIssue, PathKey, describe_found, suggest
     from harness.scenarios.model import (
         DEFAULT_TIMEOUT,
@@ -41,14 +49,7 @@ if TYPE_CHECKING:
         Scenario,
         Suite,
     )
-    from harness.scenarios.schema import (
-        DefaultsSpec,
-        ExpectSpec,
-        ScenarioSpec,
-        SuiteSpec,
-        ToolCallSpec,
-    )
-    from harness.scenarios.tool_schemas import agent_tools, check_tools
+    from harness.scenarios.tool_validation import agent_tools, check_tools
 
 # Imported on first use (PEP 562): `harness schema` needs only the specs, and the CLI's settings
 # only the issue type, not the loader, the agent import and the metrics behind the others.
@@ -75,13 +76,13 @@ _HOMES = {
     "SCENARIO_SUFFIXES": "harness.scenarios.model",
     "Scenario": "harness.scenarios.model",
     "Suite": "harness.scenarios.model",
-    "DefaultsSpec": "harness.scenarios.schema",
-    "ExpectSpec": "harness.scenarios.schema",
-    "ScenarioSpec": "harness.scenarios.schema",
-    "SuiteSpec": "harness.scenarios.schema",
-    "ToolCallSpec": "harness.scenarios.schema",
-    "agent_tools": "harness.scenarios.tool_schemas",
-    "check_tools": "harness.scenarios.tool_schemas",
+    "DefaultsSpec": "harness.scenarios.file_model",
+    "ExpectSpec": "harness.scenarios.file_model",
+    "ScenarioSpec": "harness.scenarios.file_model",
+    "SuiteSpec": "harness.scenarios.file_model",
+    "ToolCallSpec": "harness.scenarios.file_model",
+    "agent_tools": "harness.scenarios.tool_validation",
+    "check_tools": "harness.scenarios.tool_validation",
 }
 
 __all__ = [

@@ -18,6 +18,16 @@ from harness.expectation import Expectation
 from harness.metrics.base import Metric
 from harness.scenarios.agents import named_agent, resolve_agent, resolve_callable
 from harness.scenarios.expected_calls import check_labels, expected_call, refuse_refs
+from harness.scenarios.file_model import (
+    ConfigSpec,
+    DefaultsSpec,
+    ExpectSpec,
+    NoErrorsSpec,
+    ScenarioSpec,
+    SuiteSpec,
+    ToolCallSpec,
+    TurnSpec,
+)
 from harness.scenarios.issues import (
     Collector,
     PathKey,
@@ -36,16 +46,6 @@ from harness.scenarios.model import (
     Turn,
 )
 from harness.scenarios.rules import RuleSet, compile_rule_list, scenario_rules, turn_rules
-from harness.scenarios.schema import (
-    ConfigSpec,
-    DefaultsSpec,
-    ExpectSpec,
-    NoErrorsSpec,
-    ScenarioSpec,
-    SuiteSpec,
-    ToolCallSpec,
-    TurnSpec,
-)
 from harness.scenarios.yaml_lines import read_yaml
 
 

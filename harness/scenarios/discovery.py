@@ -16,9 +16,9 @@ from pathlib import Path
 
 from harness.errors import ConfigError
 from harness.scenarios.compile import FileLoader
+from harness.scenarios.file_model import SuiteSpec
 from harness.scenarios.issues import ConfigIssue
 from harness.scenarios.model import SCENARIO_SUFFIXES, Scenario, Suite
-from harness.scenarios.schema import SuiteSpec
 
 # Decided on the text, without parsing, so a suite broken past parsing is still found (and
 # its error reported) while a YAML file of another tool is never read as YAML by us.
@@ -145,12 +145,12 @@ def iter_scenarios(suites: Iterable[Suite]) -> Iterator[Scenario]:
 
 
 def select(scenarios: Iterable[Scenario], keyword: str | None) -> list[Scenario]:
-    """Scenarios a pytest-style ``-k`` expression selects (harness.selection); all if None.
+    """Scenarios a pytest-style ``-k`` expression selects (harness.run.filtering); all if None.
 
     A plain word keeps its old meaning: a substring (any case) of ``suite::name``.
     """
     if not keyword:
         return list(scenarios)
-    from harness.selection import Selection  # it imports this package's model
+    from harness.run.filtering import Selection  # it imports this package's model
 
     return Selection.build(keywords=[keyword]).apply(scenarios)

@@ -14,8 +14,8 @@ from typing import Any
 from harness.errors import MatcherError
 from harness.expectation import Expectation
 from harness.labels import label_problems
+from harness.scenarios.file_model import ToolCallSpec
 from harness.scenarios.issues import Collector, PathKey, describe_found
-from harness.scenarios.schema import ToolCallSpec
 from harness.values import ABSENT, LABEL, compile_pattern, has_refs
 from harness.values.refs import LABEL_RULE
 

@@ -140,7 +140,7 @@ class Scenario:
     turns: tuple[Turn, ...] = ()
     """A conversation, run in order on one thread; empty for a single ``input``."""
     tags: tuple[str, ...] = ()
-    """The suite's ``tags:`` then the scenario's, for ``-m`` selection (harness.selection)."""
+    """The suite's ``tags:`` then the scenario's, for ``-m`` selection (harness.run.filtering)."""
     cassettes: str | None = None
     """The suite's ``cassettes:`` folder, resolved against the file (harness.cassettes)."""
     agent_reuse: bool = False

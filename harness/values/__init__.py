@@ -5,7 +5,8 @@ layered, each module importing only those above it:
 
 * :mod:`~harness.values.equivalence` — :func:`equivalent` (top level) and :func:`strict_equal`
   (nested), and the :data:`ABSENT` marker;
-* :mod:`~harness.values.keys` — :func:`literal_key` / :func:`args_key`, equivalence as hashing;
+* :mod:`~harness.values.literal_keys` — :func:`literal_key` / :func:`args_key`, equivalence as
+  hashing;
 * :mod:`~harness.values.pattern` — the :class:`Matcher` interface, :class:`DictPattern` /
   :class:`ListPattern`, and matching (:func:`match_value`, :func:`args_match`, :func:`args_equal`);
 * :mod:`~harness.values.matchers` — the matchers that test a value directly;
@@ -32,7 +33,7 @@ from harness.values.compile import (
 )
 from harness.values.diff import RESULT_PATH, ArgCheck, ArgCode, ArgDiff, check_args, check_result
 from harness.values.equivalence import ABSENT, equivalent, strict_equal
-from harness.values.keys import args_key, literal_key
+from harness.values.literal_keys import args_key, literal_key
 from harness.values.matchers import TYPE_NAMES, Absent, AnyValue, Approx, ICase, Regex, Type
 from harness.values.pattern import (
     DictPattern,

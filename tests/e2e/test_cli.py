@@ -65,16 +65,16 @@ def test_run_with_a_failure_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
 def test_run_sets_the_collector_for_the_command_and_restores_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import harness.runner
+    import harness.run.runner
 
-    running = harness.runner.run_scenarios
+    running = harness.run.runner.run_scenarios
     seen: list[tuple[int, tuple[int, int, int]]] = []
 
     def spy(*args: object, **kwargs: object) -> object:
         seen.append((gc.get_freeze_count(), gc.get_threshold()))
         return running(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(harness.runner, "run_scenarios", spy)
+    monkeypatch.setattr(harness.run.runner, "run_scenarios", spy)
     before, thresholds = gc.get_freeze_count(), gc.get_threshold()
     assert main(["run", str(BASIC)]) == 1
     ((frozen, during),) = seen

@@ -160,7 +160,7 @@ def test_wide_characters_stay_aligned_in_the_match_table(tmp_path: Path) -> None
         encoding="utf-8",
     )
     from harness.report.console import render_console
-    from harness.runner import run_scenarios
+    from harness.run.runner import run_scenarios
     from harness.scenarios import load_file
 
     result = run_scenarios(list(load_file(path).scenarios))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.result import STATUSES, ResultSample
+from harness.run.results import STATUSES, ResultSample
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness.export.test_run_export import SECRET, write_secret_suite
+from tests.harness.span_export.test_run_export import SECRET, write_secret_suite
 from tests.integration.phoenix import PhoenixServer, Span
 
 HARNESS = Path(sys.executable).parent / "harness"

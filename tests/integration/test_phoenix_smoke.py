@@ -11,8 +11,8 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from harness.export import configure_export
 from harness.redaction import Redactor
+from harness.span_export import configure_export
 from tests.integration.phoenix import PROJECT_ATTRIBUTE, PhoenixServer, Span
 
 
@@ -79,7 +79,7 @@ def test_export_pipeline_redacts_on_the_wire(
     monkeypatch: pytest.MonkeyPatch,
     protocol: str,
 ) -> None:
-    """harness.export over http and grpc: spans arrive, secrets arrive as "***" only."""
+    """harness.span_export over http and grpc: spans arrive, secrets arrive as "***" only."""
     monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", f"{PROJECT_ATTRIBUTE}={phoenix_project}")
     endpoint = phoenix.otlp_grpc_endpoint if protocol == "grpc" else phoenix.otlp_http_endpoint
     warnings: list[str] = []

@@ -637,7 +637,7 @@ REPORT = ("WeatherReport", {"city": "Paris", "conditions": "sunny"})
 
 def structured_output() -> ShapeCase:
     """``ToolStrategy`` structured output: get_weather runs; the WeatherReport call is the
-    agent's answer, not a tool call (tracing/final_answer.py)."""
+    agent's answer, not a tool call (tracing/langchain/final_answer.py)."""
     from langchain.agents import create_agent
     from langchain.agents.structured_output import ToolStrategy
 

@@ -35,10 +35,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from tests.support.agents import CASES, MODES, run_case
 from tests.support.parity_agents import SHAPES, run_shape, thread_config
-from tracing.callback import ToolCallRecorder
-from tracing.capture import capture_tool_calls
-from tracing.exporter import ToolCallSpanExporter
-from tracing.otlp_json import OtlpJsonFileExporter, iter_trace_calls
+from tracing.langchain.capture import capture_tool_calls
+from tracing.langchain.recorder import ToolCallRecorder
+from tracing.otel.tool_call_exporter import ToolCallSpanExporter
+from tracing.otlp.file_format import OtlpJsonFileExporter, iter_trace_calls
 from tracing.records import ToolCall
 
 CAPTURES = ("spanemitter", "openinference", "traceloop", "genai")
@@ -47,7 +47,7 @@ CAPTURES = ("spanemitter", "openinference", "traceloop", "genai")
 def _instrument(capture: str, provider: TracerProvider) -> list[Any]:
     """Install the capture; return extra callbacks to pass per run (the SpanEmitter only)."""
     if capture == "spanemitter":
-        from tracing.spans import SpanEmitter
+        from tracing.otel.emitter import SpanEmitter
 
         return [SpanEmitter(provider, capture_content=True)]
     if capture == "openinference":

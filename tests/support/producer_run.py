@@ -2,10 +2,10 @@
 
 Usage: ``python -m tests.support.producer_run PRODUCER`` (a name of
 ``tests.support.producer_frameworks.PRODUCERS``). Instrumentors patch their framework for the
-whole process, so tests/tracing/test_producers.py runs this once per producer, each in its own
+whole process, so tests/tracing/otel/test_producers.py runs this once per producer, each in its own
 process. Spans go through a real SDK pipeline to both the in-process
-:class:`~tracing.exporter.ToolCallSpanExporter` and an OTLP JSON file, read back at the end as
-``harness eval-traces`` reads it (:class:`~tracing.otlp_json.OtlpJsonReader`, then
+:class:`~tracing.otel.tool_call_exporter.ToolCallSpanExporter` and an OTLP JSON file, read back at
+the end as ``harness eval-traces`` reads it (:class:`~tracing.otlp.file_format.OtlpJsonReader`, then
 :func:`~tracing.otel.trace_run.trace_run`).
 
 Output, one JSON document: ``{"producer", "runs": [{"case", "ledger": [[name, args, result,
@@ -34,9 +34,9 @@ from tests.support.openai_server import StandIn
 from tests.support.producer_cases import CASES, LEDGER, Case, reset
 from tests.support.producer_frameworks import PRODUCERS
 from tests.support.scripted_replies import Reply, call, reply
-from tracing.exporter import ToolCallSpanExporter
+from tracing.otel.tool_call_exporter import ToolCallSpanExporter
 from tracing.otel.trace_run import TraceRun, trace_run
-from tracing.otlp_json import OtlpJsonFileExporter, OtlpJsonReader
+from tracing.otlp.file_format import OtlpJsonFileExporter, OtlpJsonReader
 from tracing.records import ToolCall
 
 

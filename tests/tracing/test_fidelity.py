@@ -349,7 +349,7 @@ def test_a_scenario_scopes_calls_and_forbids_per_agent(tmp_path: Path) -> None:
     )
     (scenario,) = load_file(path).scenarios
     # the block's calls are scored on that agent's calls only
-    # (tests/harness/runner/test_agent_scopes.py)
+    # (tests/harness/run/test_agent_scopes.py)
     (block,) = scenario.agent_blocks
     assert [(e.name, e.agent, e.node) for e in (*scenario.expected, *block.expected)] == [
         ("note", "planner", "tools"),

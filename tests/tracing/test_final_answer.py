@@ -12,9 +12,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel
 
 from harness.cli import main
-from harness.evaluate_traces import iter_recorded_traces
-from harness.run_output import OUTPUT_ATTRIBUTE, encode_output, read_output
-from tracing.final_answer import final_answer
+from harness.run.output_attribute import OUTPUT_ATTRIBUTE, encode_output, read_output
+from harness.traces.evaluate import iter_recorded_traces
+from tracing.langchain.final_answer import final_answer
 
 
 class Report(BaseModel):

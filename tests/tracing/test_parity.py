@@ -72,7 +72,7 @@ from tests.support.parity_run import ALL_CASES
 from tests.support.paths import ROOT
 
 CAPTURE_MODULES = {
-    "spanemitter": "tracing.spans",
+    "spanemitter": "tracing.otel.emitter",
     "openinference": "openinference.instrumentation.langchain",
     "traceloop": "opentelemetry.instrumentation.langchain",
     "genai": "opentelemetry.instrumentation.genai.langchain",

@@ -1,8 +1,8 @@
 """Structured output is the agent's answer, not a tool call, on every capture path.
 
 ``create_agent(..., response_format=ToolStrategy(Schema))`` makes the model call a tool named
-after the schema, which the agent answers itself (tracing/final_answer.py). The recorder leaves
-that call out; SpanEmitter notes it in a ``harness.structured_output`` event, so the exporter
+after the schema, which the agent answers itself (tracing/langchain/final_answer.py). The recorder
+leaves that call out; SpanEmitter notes it in a ``harness.structured_output`` event, so the exporter
 and the OTLP file reader leave it out too. OpenInference and Traceloop runs of the same agent:
 tests/tracing/test_parity.py (shape ``structured_output``).
 """
@@ -30,8 +30,8 @@ from tests.support.parity_agents import (
     thread_config,
 )
 from tracing import SpanEmitter, ToolCall, ToolCallRecorder, ToolCallSpanExporter
-from tracing.conventions import STRUCTURED_CALL_IDS, STRUCTURED_OUTPUT_EVENT
-from tracing.otlp_json import OtlpJsonFileExporter, iter_trace_calls
+from tracing.otel.conventions import STRUCTURED_CALL_IDS, STRUCTURED_OUTPUT_EVENT
+from tracing.otlp.file_format import OtlpJsonFileExporter, iter_trace_calls
 
 pytestmark = pytest.mark.skipif(
     not HAS_LANGCHAIN, reason="create_agent and ToolStrategy need `pip install langchain`"

@@ -4,8 +4,8 @@ The guide calls the model, then each tool with the model's tool call, then the m
 each an ``invoke`` of its own, so each is a top-level run (and a trace). An execution joins the
 request its call id names in another top-level run: the only one waiting with that id, else the
 only one made in a run of the same asyncio task or OS thread, else none
-(``tracing.call_tree.find_elsewhere``; ``tracing.joining.join_traces`` on spans). Concurrent
-loops through one recorder must never cross, even when the provider reuses ids.
+(``tracing.langchain.call_tree.find_elsewhere``; ``tracing.otel.joining.join_traces`` on spans).
+Concurrent loops through one recorder must never cross, even when the provider reuses ids.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from tests.support.agents import MODES, add
 from tests.support.parity_agents import LOOP_CALLS, LOOP_QUESTION, loop_model, multiply
 from tracing import SpanEmitter, ToolCall, ToolCallRecorder, ToolCallSpanExporter
-from tracing.capture import capture_tool_calls
-from tracing.otlp_json import OtlpJsonFileExporter, iter_trace_calls
+from tracing.langchain.capture import capture_tool_calls
+from tracing.otlp.file_format import OtlpJsonFileExporter, iter_trace_calls
 
 TOOLS = {"add": add, "multiply": multiply}
 REUSED_IDS = ("call_1", "call_2")

@@ -1,4 +1,9 @@
-"""Reading the spans of producers other than LangChain, and a trace as one run for rules.
+"""OpenTelemetry spans: the emitter, the exporter, the conventions, reading and joining spans.
+
+The emitter (:mod:`tracing.otel.emitter`) writes a LangChain run as GenAI spans; the exporter
+(:mod:`tracing.otel.tool_call_exporter`) and the OTLP reader turn spans of any of the three
+conventions (:mod:`tracing.otel.conventions`) back into calls (:mod:`tracing.otel.span_reading`,
+:mod:`tracing.otel.joining`).
 
 :mod:`tracing.otel.producers` knows the shapes frameworks write inside the three span
 conventions (smolagents' and LlamaIndex's argument envelopes, OpenLLMetry's and Pydantic AI's

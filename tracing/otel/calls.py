@@ -1,4 +1,4 @@
-"""Calls the joining builds when no tool span ran them as requested (tracing/joining.py).
+"""Calls the joining builds when no tool span ran them as requested (tracing/otel/joining.py).
 
 * A call whose arguments were not JSON stays ``invalid`` whatever the framework did with it:
   the OpenAI Agents SDK, Pydantic AI and LlamaIndex start a tool span for it that fails on the
@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from tracing.conventions import AGENT_PATH, LANGGRAPH_NODE
+from tracing.otel.conventions import AGENT_PATH, LANGGRAPH_NODE
 from tracing.otel.messages import answers, is_error_answer, offered_tools
 from tracing.records import RAW_ARGUMENTS_KEY, Attempt, ToolCall
 
 if TYPE_CHECKING:
-    from tracing.span_reading import ExecutedCall, RequestedCall
-    from tracing.span_view import SpanView
+    from tracing.otel.span_reading import ExecutedCall, RequestedCall
+    from tracing.otel.span_view import SpanView
 
 __all__ = ["answered_call", "invalid_call", "not_offered", "traced_answers"]
 

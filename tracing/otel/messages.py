@@ -1,6 +1,6 @@
 """What a chat span says beyond the calls it requested: its input messages, usage and answer.
 
-Per convention (tracing/conventions.py), a chat span's input messages are:
+Per convention (tracing/otel/conventions.py), a chat span's input messages are:
 
 * GenAI (and OpenLLMetry 0.4x+, Pydantic AI, Google ADK): ``gen_ai.input.messages``, a JSON
   list of ``{"role", "parts"}``; a tool's answer is a ``tool_call_response`` part
@@ -28,9 +28,9 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from tracing.conventions import GENAI_OUTPUT_MESSAGES, OPENINFERENCE, Convention
+from tracing.otel.conventions import GENAI_OUTPUT_MESSAGES, OPENINFERENCE, Convention
+from tracing.otel.span_view import SpanView
 from tracing.records import ModelCall, content_text
-from tracing.span_view import SpanView
 
 __all__ = [
     "answers",

@@ -15,7 +15,7 @@ tests/tracing/producers/):
   ``{"INVALID_JSON": text}``; both are the raw text of an ``invalid`` call.
 * smolagents ends every run with its ``final_answer`` tool (span ``FinalAnswerTool``): the
   run's answer, not a call of the agent's tools, so it is left out of the calls (as LangChain's
-  structured-output bookkeeping is: tracing/final_answer.py) and its result is the answer.
+  structured-output bookkeeping is: tracing/langchain/final_answer.py) and its result is the answer.
 * Google ADK writes ``<not specified>`` as the call id (and ``{"result": "<not specified>"}`` as
   the result) of a tool that raised, and an ``execute_tool`` span named ``(merged tools)`` over
   parallel calls, each of which has its own span: the placeholders are no id and no result, and

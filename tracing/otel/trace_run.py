@@ -1,10 +1,10 @@
 """TraceRun: one read trace as the rules see a run (docs/metrics.md "Rules"; issue 27).
 
-:func:`trace_run` turns a trace the OTLP reader handed out (:class:`~tracing.otlp_reader.
-OtlpTrace`), and :func:`read_run` any trace's :class:`~tracing.span_view.SpanView` s (the SDK
+:func:`trace_run` turns a trace the OTLP reader handed out (:class:`~tracing.otlp.reader.
+OtlpTrace`), and :func:`read_run` any trace's :class:`~tracing.otel.span_view.SpanView` s (the SDK
 exporter's, an in-app span processor's), into the same record:
 
-* ``calls``: the tool calls in request order (tracing/joining.py); each call's result is its
+* ``calls``: the tool calls in request order (tracing/otel/joining.py); each call's result is its
   tool span's output or, without tool spans, the tool message the next model call received;
 * ``user_inputs``: the user messages the model calls received (each text once, in order);
   None when no chat span recorded its input messages (content not captured);
@@ -26,21 +26,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tracing.conventions import GENAI, GENAI_OUTPUT_MESSAGES, CallSpanKind, classify
-from tracing.joining import read_calls
+from tracing.otel.conventions import GENAI, GENAI_OUTPUT_MESSAGES, CallSpanKind, classify
+from tracing.otel.joining import read_calls
 from tracing.otel.messages import called_model, final_text, model_call, user_texts
 from tracing.otel.producers import agent_name_of, is_answer_tool
+from tracing.otel.span_reading import conversation_of, root_agent_name
+from tracing.otel.span_view import SpanView
 from tracing.records import ModelCall, ToolCall
-from tracing.span_reading import conversation_of, root_agent_name
-from tracing.span_view import SpanView
 
 if TYPE_CHECKING:
-    from tracing.otlp_reader import OtlpTrace
+    from tracing.otlp.reader import OtlpTrace
 
 __all__ = ["AgentMark", "TraceRun", "read_run", "trace_run"]
 
 OUTPUT_ATTRIBUTE = "harness.output"
-"""The root-span attribute ``harness run`` writes its scored answer to (harness/run_output.py)."""
+"""The root-span attribute ``harness run`` writes its answer to (harness.run.output_attribute)."""
 SERVICE_NAME = "service.name"
 
 AgentMark = tuple[int, str]
@@ -103,7 +103,7 @@ def read_run(
 ) -> TraceRun:
     """The run of one trace: ``spans`` its tool, chat and other kept spans (not its root),
     ``parents`` the parent links of the rest; ``calls`` when already joined (a conversation's,
-    by :class:`~tracing.exporter.ToolCallSpanExporter`)."""
+    by :class:`~tracing.otel.tool_call_exporter.ToolCallSpanExporter`)."""
     if kinds is None:
         kinds = [classify(span.attributes) for span in spans]
     every = list(spans)

@@ -1,6 +1,6 @@
 """The view model every reporter renders from: built once per result, already redacted.
 
-A reporter never reads a :class:`~harness.result.ScenarioResult` itself: the feed
+A reporter never reads a :class:`~harness.run.results.ScenarioResult` itself: the feed
 (:class:`~harness.report.base.ReportFeed`) turns each result into a :class:`ScenarioView` with
 one :class:`~harness.redaction.Scrubber` and hands that to every reporter, and the suite summary
 into a :class:`SuiteView` with the same redactor (docs/architecture.md, "Reporter" and

@@ -28,7 +28,7 @@ from harness.report.view.model import (
     TurnView,
 )
 from harness.report.view.rows import _rows
-from harness.result import CheckResult, ErrorInfo, RunResult, ScenarioResult, SuiteResult
+from harness.run.results import CheckResult, ErrorInfo, RunResult, ScenarioResult, SuiteResult
 from harness.sample import Sample
 from harness.scoring import CONTENT_NOT_CAPTURED, content_gaps
 from harness.values import ABSENT, RESULT_PATH
@@ -193,7 +193,7 @@ def _paused_text(payloads: Sequence[Any], scrubber: Scrubber) -> str | None:
 
 
 def _turn_views(sample: Sample | None, scrubber: Scrubber) -> tuple[TurnView, ...]:
-    """The turns the runner recorded in ``Sample.metadata["turns"]`` (harness/invocation.py)."""
+    """The turns the runner recorded in ``Sample.metadata["turns"]`` (harness/run/invocation.py)."""
     turns = sample.metadata.get("turns") if sample is not None else None
     out = []
     for position, turn in enumerate(turns if isinstance(turns, list) else ()):

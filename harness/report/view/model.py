@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness.result import ScenarioIdentity, Status
+from harness.run.results import ScenarioIdentity, Status
 
 RowVerdict = Literal["ok", "wrong_args", "wrong_result", "invalid", "missing", "unexpected"]
 """``ok``: the call matches; ``wrong_args``: same tool, some argument wrong; ``wrong_result``:

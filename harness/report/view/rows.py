@@ -15,7 +15,7 @@ from harness.metrics.base import Details, Score
 from harness.redaction import Redactor, Scrubber
 from harness.report.view.forms import TEXT_LIMIT, _text_form
 from harness.report.view.model import DiffView, MatchRow, RowVerdict, _pointer
-from harness.result import CheckResult, RunResult
+from harness.run.results import CheckResult, RunResult
 from harness.values import ArgCheck, ArgDiff
 from tracing.records import ToolCall
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from harness.report.html import write_html
-from harness.result import SuiteResult
+from harness.run.results import SuiteResult
 from tests.harness.report.test_html_report import INJECTION, run_report_suite
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -133,7 +133,7 @@ def test_a_rerun_of_the_same_suite_is_unchanged(tmp_path: Path, travel_pair: Tra
 def test_the_run_results_compare_as_their_own_report(travel_pair: TravelPair) -> None:
     """The ``--baseline`` path: results held in memory are the head side, masked and read as
     the JSON report of the same run would be."""
-    from harness.runner import RunOptions, run_scenarios
+    from harness.run.runner import RunOptions, run_scenarios
 
     scenarios = [s for suite in load_paths([travel_pair.head_suite]) for s in suite.scenarios]
     results = run_scenarios(scenarios, RunOptions(concurrency=4)).scenarios
@@ -285,7 +285,7 @@ def test_secrets_read_the_same_on_both_sides(tmp_path: Path) -> None:
     """A run compared as it ends masks its results as its JSON report does: a secret argument
     is the mask on both sides (so not a change), and never reaches the comparison."""
     from harness.compare import comparison_json
-    from harness.runner import run_scenarios
+    from harness.run.runner import run_scenarios
     from tests.support.suites import fixture_suite
 
     suite = fixture_suite(

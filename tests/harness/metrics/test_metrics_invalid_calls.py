@@ -33,7 +33,7 @@ from tests.support.parity_agents import (
     lookup,
     raw_call,
 )
-from tracing.capture import capture_tool_calls
+from tracing.langchain.capture import capture_tool_calls
 
 BROKEN = "{city: 'Berlin'}"  # an unquoted key: not JSON, even to a partial-JSON parser
 CAUSE = "get_weather: the model's arguments were not valid JSON: \"{city: 'Berlin'}\""

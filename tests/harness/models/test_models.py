@@ -357,7 +357,7 @@ def _front_models() -> list[BaseChatModel]:
 def test_a_captured_agent_over_a_front_model_records_each_call_once(mode: str, front: int) -> None:
     from langchain.agents import create_agent
 
-    from tracing.capture import capture_tool_calls
+    from tracing.langchain.capture import capture_tool_calls
 
     agent = create_agent(_front_models()[front], [add])
     payload = {"messages": [("user", "2 + 3?")]}

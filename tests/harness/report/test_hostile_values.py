@@ -28,7 +28,7 @@ from harness.report.console import ConsoleReporter
 from harness.report.html import HtmlReporter
 from harness.report.json_report import JsonReporter, render_json
 from harness.report.junit import JunitReporter
-from harness.result import RunResult, ScenarioResult, SuiteResult
+from harness.run.results import RunResult, ScenarioResult, SuiteResult
 from harness.sample import Sample
 from tests.support.paths import ROOT
 from tracing.records import ToolCall

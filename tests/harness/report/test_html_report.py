@@ -24,7 +24,7 @@ from harness.redaction import Redactor, Scrubber
 from harness.report.base import Reporter, ReportFeed
 from harness.report.html import HtmlReporter, render_html, render_page, write_html
 from harness.report.view import scenario_view, suite_view
-from harness.result import (
+from harness.run.results import (
     STATUSES,
     CheckResult,
     ErrorInfo,
@@ -32,7 +32,7 @@ from harness.result import (
     ScenarioResult,
     SuiteResult,
 )
-from harness.runner import RunOptions, run_scenarios
+from harness.run.runner import RunOptions, run_scenarios
 from harness.sample import Sample
 from harness.scenarios import load_file
 from harness.values import ArgDiff

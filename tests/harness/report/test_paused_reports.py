@@ -23,8 +23,8 @@ from harness.report.html import render_html
 from harness.report.json_report import render_json
 from harness.report.junit import render_junit
 from harness.report.view import run_view
-from harness.result import SuiteResult
-from harness.runner import RunOptions, run_scenarios
+from harness.run.results import SuiteResult
+from harness.run.runner import RunOptions, run_scenarios
 from harness.scenarios import iter_scenarios, load_file, load_paths
 from tests.support.paths import ROOT, documentation
 

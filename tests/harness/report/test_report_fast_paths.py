@@ -16,13 +16,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from harness.evaluate_traces import evaluate_traces
 from harness.metrics.base import Score
 from harness.redaction import Redactor, Scrubber, StreamScrubber
 from harness.report.console import DETAILED, render_console
 from harness.report.junit import _case_text, _testcase
 from harness.report.view import scenario_view
-from harness.result import (
+from harness.run.results import (
     CheckResult,
     ErrorInfo,
     RunResult,
@@ -32,6 +31,7 @@ from harness.result import (
 )
 from harness.sample import Sample
 from harness.scenarios import iter_scenarios, load_paths
+from harness.traces.evaluate import evaluate_traces
 from tests.support.eval_golden import GOLDEN, SUITE
 from tracing.records import ToolCall
 

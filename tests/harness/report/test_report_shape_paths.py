@@ -19,7 +19,7 @@ from harness.redaction import MASK, Redactor, Scrubber, StreamScrubber, collect_
 from harness.report.json_report import scenario_data
 from harness.report.view import scenario_view
 from harness.report.view.details import details_data
-from harness.result import RunResult, ScenarioResult
+from harness.run.results import RunResult, ScenarioResult
 from harness.sample import Sample
 from harness.values import ArgDiff
 from tracing.records import ToolCall

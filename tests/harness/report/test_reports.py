@@ -14,8 +14,8 @@ from harness.report import match_rows, render_match_table
 from harness.report.console import render_console
 from harness.report.json_report import SCHEMA_VERSION, render_json, write_json
 from harness.report.junit import write_junit
-from harness.result import SuiteResult
-from harness.runner import RunOptions, run_scenarios
+from harness.run.results import SuiteResult
+from harness.run.runner import RunOptions, run_scenarios
 from harness.scenarios import load_file
 from tests.support.paths import FIXTURES
 
@@ -198,7 +198,7 @@ def test_stream_scrubber_remembers_secrets_of_earlier_results(result: SuiteResul
 
 def test_result_sample_prefers_what_did_not_pass(result: SuiteResult) -> None:
     from harness.report.json_report import suite_dict
-    from harness.result import ResultSample
+    from harness.run.results import ResultSample
 
     passed, failed, xfailed, error = result.scenarios
     sample = ResultSample(2)
@@ -239,7 +239,7 @@ def test_stream_scrubber_always_masks_a_results_own_secrets(result: SuiteResult)
     from harness import redaction
     from harness.metrics.base import Score
     from harness.report.json_report import scenario_dict
-    from harness.result import RunResult
+    from harness.run.results import RunResult
     from harness.sample import Sample
     from tracing.records import ToolCall
 
@@ -263,7 +263,7 @@ def test_stream_scrubber_always_masks_a_results_own_secrets(result: SuiteResult)
 def _secret_result(secret: str) -> SuiteResult:
     """A failed run whose call carries ``secret`` under a secret key, echoed in free text."""
     from harness.metrics.base import Score
-    from harness.result import ErrorInfo, RunResult, ScenarioResult
+    from harness.run.results import ErrorInfo, RunResult, ScenarioResult
     from harness.sample import Sample
     from tracing.records import ToolCall
 
@@ -306,7 +306,7 @@ def test_a_three_character_secret_is_scrubbed_from_every_report() -> None:
 def test_match_rows_follow_the_pairing_a_metric_recorded() -> None:
     """The view pairs as the metric did; it computes a matching only when none was recorded."""
     from harness.metrics.base import Details, Pair, Score
-    from harness.result import RunResult
+    from harness.run.results import RunResult
     from harness.sample import Sample
     from tracing.records import ToolCall
 

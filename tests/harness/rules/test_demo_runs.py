@@ -9,7 +9,7 @@ from harness import Sample
 from harness.demo import orders
 from harness.models.scripted import ScriptedChatModel
 from harness.rules import RuleResult, Trajectory, evaluate_rules, load_rules
-from tracing.callback import ToolCallRecorder
+from tracing.langchain.recorder import ToolCallRecorder
 
 RULES = load_rules(
     [

@@ -12,7 +12,7 @@ import yaml
 from harness.cli import main
 from harness.metrics import ToolCallPartialOrder
 from harness.scenarios import ConfigError, check_tools, load_paths
-from harness.schema import scenario_schema
+from harness.scenarios.json_schema import scenario_schema
 from harness.values import Ref
 from tests.support.paths import FIXTURES
 

@@ -11,7 +11,7 @@ import yaml
 
 from harness.cli import main
 from harness.scaffold import SCHEMA_FILE, scaffold
-from harness.schema import DIALECT, MATCHER_DESCRIPTIONS, scenario_schema
+from harness.scenarios.json_schema import DIALECT, MATCHER_DESCRIPTIONS, scenario_schema
 from harness.values.compile import MATCHER_KEYS
 from tests.support.paths import ROOT
 

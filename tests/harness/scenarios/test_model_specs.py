@@ -19,7 +19,7 @@ import pytest
 
 from harness.cli import main
 from harness.models import FactoryChatModel, LimitedChatModel, make_model
-from harness.runner import RunOptions, run_scenarios
+from harness.run.runner import RunOptions, run_scenarios
 from harness.scenarios import ConfigError, load_file
 from tests.support.paths import AGENT_FILE
 
@@ -190,7 +190,7 @@ def test_max_concurrency_applies_to_every_kind(folder: Path) -> None:
     scripted = make_model({"provider": "scripted", "max_concurrency": 1}, script=[{"content": "x"}])
     assert scripted.gate.label == "scripted"  # type: ignore[attr-defined]
     # a limit changes no answer: the cassette key names the model, not its limit
-    from harness.cassettes.key import identity_of
+    from harness.cassettes.request_key import identity_of
 
     assert identity_of(model) == identity_of(make_model("openai:gpt-4o-mini"))
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from harness.cli import main
 from harness.rules import MaxRepeats
 from harness.scenarios import ConfigError, check_tools, load_paths
+from harness.scenarios.json_schema import scenario_schema
 from harness.scenarios.rules import merge_rules
-from harness.schema import scenario_schema
 
 
 def write(tmp_path: Path, body: str, name: str = "suite.yaml") -> Path:

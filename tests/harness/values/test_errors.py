@@ -28,7 +28,7 @@ OUTSIDE = {"harness.pytest_plugin.ScenarioFailure", "harness.report.view.details
 def _harness_exception_classes() -> dict[str, type[Exception]]:
     """Every Exception class defined in a harness module (warnings aside), by qualified name.
 
-    BaseException-only signals (``harness.isolation.LoopBlocked``) are control flow that an
+    BaseException-only signals (``harness.run.isolation.LoopBlocked``) are control flow that an
     agent's ``except Exception`` must not swallow, so they cannot be HarnessErrors.
     """
     found: dict[str, type[Exception]] = {}
@@ -73,10 +73,10 @@ def test_the_docstring_draws_every_error_and_input_errors_are_value_errors() -> 
 
 
 def test_defining_modules_re_export_the_same_classes() -> None:
-    from harness.evaluate_traces import UnknownScenarioError as from_traces
-    from harness.export import ExportConfigError as from_export
     from harness.models import ModelConfigError as from_models
     from harness.models.scripted import ScriptError as from_scripted
+    from harness.span_export import ExportConfigError as from_export
+    from harness.traces.evaluate import UnknownScenarioError as from_traces
 
     assert from_export is ExportConfigError
     assert from_traces is UnknownScenarioError
@@ -97,7 +97,7 @@ def test_metric_config_error_carries_metric_option_and_value() -> None:
 
 
 def test_export_config_error_carries_the_setting_and_its_source() -> None:
-    from harness.export import resolve_target
+    from harness.span_export import resolve_target
 
     with pytest.raises(ExportConfigError) as info:
         resolve_target(None, None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"})

@@ -1,0 +1,1 @@
+"""Offline evaluation of recorded traces: ``harness eval-traces`` (sharded by harness.parallel)."""

@@ -1,0 +1,1 @@
+"""Capture from LangChain callbacks: the ToolCallRecorder, its call tree, events and joins."""

@@ -1,0 +1,1 @@
+"""OTLP JSON files: the format and its writer, decoding spans, streaming a file into traces."""

@@ -1,0 +1,403 @@
+"""Stream an OTLP JSON file (the format of :mod:`tracing.otlp.file_format`) into spans and traces.
+
+Reading streams line by line and never holds the file. Which traces are held, and when a trace
+is complete (the rule):
+
+* Only *open* traces are held, and of each only what the tool-call conversion needs (its tool and
+  chat spans, and the parent link of every span), so memory is bounded by the open traces, not
+  by the file.
+* A trace is complete at the end of the line that brought its root span (a span without a
+  parent). Exporters write a span when it ends and a root ends after its children, so a file
+  written by an SDK or by the Collector has every span of a trace before (or on the line of) its
+  root. A trace whose root is not in the file (its root lives in another service) is complete
+  at the end of the file.
+* A span that arrives after its trace was complete is reported as an error and skipped (at
+  least the last 32,768 and at most 65,536 completed trace ids are remembered for this, about
+  9 MB at most; an older trace would be yielded a second time, at the end of the file). Pass
+  ``complete_on_root=False`` for files that break the rule: then every trace is held to the
+  end of the file, and memory grows with it.
+
+A line that is not valid JSON, or not shaped like a request, is reported as an
+:class:`OtlpJsonError` (``path:line: what``) in ``reader.errors`` (or as a warning through the
+module functions) and skipped; every other line and trace still comes out.
+
+:meth:`OtlpJsonReader.iter_traces` hands out each complete trace (its tool and chat spans, the
+parent links, its root span and the line that completed it) for callers that need more than the
+calls, e.g. ``harness eval-traces`` reading the root's ``harness.scenario`` attribute.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import warnings
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tracing.otel.conventions import ERROR_TYPE, CallSpanKind, classify
+from tracing.otel.joining import calls_from_classified
+from tracing.otel.producers import agent_name_of
+from tracing.otel.span_reading import holds_structure, keeps
+from tracing.otel.span_view import SpanView
+from tracing.otlp.decode import (
+    KnownIds,
+    SpanFields,
+    resources_of,
+    span_fields,
+    spans_of,
+    why_skipped,
+)
+from tracing.records import ToolCall
+
+__all__ = [
+    "FileSlice",
+    "OtlpJsonError",
+    "OtlpJsonReader",
+    "OtlpJsonWarning",
+    "OtlpTrace",
+    "iter_spans",
+    "iter_trace_calls",
+]
+
+_REMEMBERED_COMPLETE = 65_536
+_Resources = dict[str, Any] | list[dict[str, Any]]
+"""The resource attributes of a line's spans: one mapping for all, or one per span."""
+_SPAN_ERRORS = (TypeError, ValueError, AttributeError, ArithmeticError, RecursionError)
+"""What a bad span raises in span_fields (reported as ``span N skipped: ...``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OtlpJsonError:
+    """A line (or a span on it) that could not be read; the rest of the file still is."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        """``path:line: message``, like a compiler."""
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+class OtlpJsonWarning(UserWarning):
+    """Issued for each unreadable line when no error list is given to the module functions."""
+
+
+@dataclass(slots=True)
+class _OpenTrace:
+    views: list[SpanView] = field(default_factory=list)
+    kinds: list[CallSpanKind | None] = field(default_factory=list)
+    parents: dict[str, str | None] = field(default_factory=dict)
+    root: SpanView | None = None
+    resource: Mapping[str, Any] = field(default_factory=dict)
+    agents: list[tuple[int, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class OtlpTrace:
+    """One complete trace as the reader hands it out: what scoring needs, nothing more."""
+
+    trace_id: str
+    spans: tuple[SpanView, ...]
+    """Its tool and chat spans (the spans a tool-call convention claims), and the spans where
+    LangGraph paused the run, in file order."""
+    parents: Mapping[str, str | None]
+    """Parent span id of each of its other spans (to find a tool span's agent node)."""
+    root: SpanView | None
+    """Its root span (no parent), or None when the root is not in the file."""
+    line: int
+    """The line that completed it (brought its root); 0 when it was complete at end of file."""
+    kinds: tuple[CallSpanKind | None, ...] = ()
+    """:func:`~tracing.otel.conventions.classify` of each of ``spans``, as the reader found it
+    (empty: worked out when needed), so no span is classified twice."""
+    resource: Mapping[str, Any] = field(default_factory=dict)
+    """The attributes of its root's resource (``service.name``, ...); empty without a root."""
+    agents: tuple[tuple[int, str], ...] = ()
+    """(start, name) of each of its other spans naming an agent (``gen_ai.agent.name``)."""
+
+    @property
+    def root_attributes(self) -> Mapping[str, Any]:
+        """The root span's attributes (empty without a root)."""
+        return self.root.attributes if self.root is not None else {}
+
+    @property
+    def span_kinds(self) -> tuple[CallSpanKind | None, ...]:
+        """:func:`~tracing.otel.conventions.classify` of each of ``spans``."""
+        if len(self.kinds) == len(self.spans):
+            return self.kinds
+        return tuple(classify(span.attributes) for span in self.spans)
+
+    @property
+    def has_calls(self) -> bool:
+        """Whether it has a tool or chat span (its root may be one: a tool or model invoked on
+        its own is a trace of one span)."""
+        if any(kind is not None for kind in self.span_kinds):
+            return True
+        return self.root is not None and classify(self.root.attributes) is not None
+
+    def calls(self) -> list[ToolCall]:
+        """Its tool calls in request order (empty without tool spans).
+
+        One trace at a time: the runs of a conversation are not joined here (a call paused in
+        one run and resumed in the next is two calls); ToolCallSpanExporter joins them.
+        """
+        kinds = self.span_kinds
+        root = self.root
+        # a kind is a (role, convention) pair, never false; else None
+        if root is None:
+            return calls_from_classified(self.spans, kinds, self.parents) if any(kinds) else []
+        root_kind = classify(root.attributes)
+        if root_kind is None and not any(kinds):
+            return []
+        spans = (*self.spans, root)
+        return calls_from_classified(spans, (*kinds, root_kind), self.parents)
+
+
+@dataclass(frozen=True, slots=True)
+class FileSlice:
+    """Consecutive whole lines of an OTLP JSON file, for readers working on parts in parallel.
+
+    ``start`` is the byte offset where line ``first_line`` begins; ``line_count`` lines are read
+    (None: to the end). Line numbers in errors and traces stay those of the whole file. Used as
+    a path (``os.fspath``, ``str``) it is the file's.
+    """
+
+    path: str | Path
+    start: int = 0
+    first_line: int = 1
+    line_count: int | None = None
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+
+def _loads(line: str) -> Any:
+    """Parse one request line: orjson (C, several times faster), else the standard parser.
+
+    The standard one decides what orjson refuses (NaN and Infinity literals, lone surrogate
+    escapes), so such lines read as they always did and a bad line's error is the standard
+    parser's message. One difference remains: orjson reads an integer past 64 bits as a float;
+    no OTLP field holds one (they are int64 / fixed64, written as strings).
+    """
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+
+
+class OtlpJsonReader:
+    """Stream spans, or tool calls per trace, out of an OTLP JSON file; errors collect here."""
+
+    def __init__(self, path: str | Path | FileSlice, *, complete_on_root: bool = True) -> None:
+        """Read ``path`` (or that part of a file); see the module docstring for when a trace
+        counts as complete."""
+        self.slice = path if isinstance(path, FileSlice) else FileSlice(Path(path))
+        self.path = Path(self.slice.path)
+        self.complete_on_root = complete_on_root
+        self.errors: list[OtlpJsonError] = []
+
+    def _error(self, line: int, message: str) -> None:
+        self.errors.append(OtlpJsonError(str(self.path), line, message))
+
+    def _lines(self) -> Iterator[tuple[int, list[SpanFields], _Resources]]:
+        """(line number, the spans on it, their resources) for each readable line; bad lines
+        become errors."""
+        part = self.slice
+        with self.path.open(encoding="utf-8", errors="replace") as fp:
+            if part.start:
+                fp.seek(part.start)  # a byte offset where a line starts: a clean decoder state
+            lines = fp if part.line_count is None else itertools.islice(fp, part.line_count)
+            for number, line in enumerate(lines, part.first_line):
+                if line.isspace():  # a blank line (the file's lines are never empty)
+                    continue
+                try:
+                    request = _loads(line)
+                    raw_spans = spans_of(request)
+                except ValueError as exc:  # JSONDecodeError and BadSpan
+                    self._error(number, f"not an OTLP JSON request: {exc}")
+                    continue
+                except RecursionError:  # 100,000 nested brackets: Python's parser gives up
+                    self._error(number, "not an OTLP JSON request: nested too deeply to read")
+                    continue
+                trace_ids: KnownIds = {}
+                span_ids: KnownIds = {}
+                spans: list[SpanFields]
+                blocks = resources_of(request)
+                # one resource a line (nearly every file): one mapping for every span on it
+                resources: _Resources = blocks[0][1] if len(blocks) == 1 else {}
+                try:  # every span good (almost every line): no bookkeeping per span
+                    spans = [span_fields(raw, trace_ids, span_ids) for raw in raw_spans]
+                    if len(blocks) > 1:
+                        resources = [attrs for count, attrs in blocks for _ in range(count)]
+                except _SPAN_ERRORS:
+                    # read again span by span, at the depth spans were always read at (so one
+                    # nested near the recursion limit fares the same); span_fields changes
+                    # nothing but the id dicts, which hold good ids only
+                    spans = []
+                    keep = spans.append
+                    each = [attrs for count, attrs in blocks for _ in range(count)]
+                    kept: list[dict[str, Any]] = []
+                    for position, raw in enumerate(raw_spans):
+                        try:
+                            keep(span_fields(raw, trace_ids, span_ids))
+                            kept.append(each[position] if position < len(each) else {})
+                        except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+                            # ArithmeticError: 1e999 (infinity) as an int, a time or a status
+                            self._error(number, f"span {position} skipped: {why_skipped(exc)}")
+                        except RecursionError:
+                            self._error(number, f"span {position} skipped: nested too deeply")
+                    resources = kept
+                yield number, spans, resources
+
+    def iter_spans(self) -> Iterator[SpanView]:
+        """Every readable span, in file order."""
+        for _, spans, _ in self._lines():
+            for fields in spans:
+                yield SpanView(*fields)
+
+    def iter_traces(self) -> Iterator[OtlpTrace]:
+        """Every trace, tool calls or not, as soon as it is complete (see the module docstring).
+
+        Traces complete on a line come out in the order their roots appear on it; traces still
+        open at the end of the file come out last, with ``line`` 0.
+        """
+        open_traces: dict[str, _OpenTrace] = {}
+        complete = _RecentTraces(_REMEMBERED_COMPLETE)
+        completed = complete.lines
+        on_root = self.complete_on_root
+        for number, spans, resources in self._lines():
+            finished: list[str] = []
+            for position, fields in enumerate(spans):
+                trace_id, span_id, _, attributes, _, _, parent_id, _, _, events = fields
+                root_line = completed.get(trace_id)
+                if root_line is not None:
+                    self._error(
+                        number,
+                        f"span {span_id} of trace {trace_id} arrives after the trace "
+                        f"was complete (root span on line {root_line}); skipped",
+                    )
+                    continue
+                trace = open_traces.get(trace_id)
+                if trace is None:
+                    trace = open_traces[trace_id] = _OpenTrace()
+                if parent_id is None:  # a root: held as the root, and as a parent link
+                    trace.parents[span_id] = None
+                    trace.root = SpanView(*fields)
+                    trace.resource = (
+                        resources[position] if isinstance(resources, list) else resources
+                    )
+                    if on_root:
+                        finished.append(trace_id)
+                    continue
+                # keeps(), with the span classified once for the conversion; only the spans
+                # kept become SpanViews, the others are a parent link
+                kind = classify(attributes)
+                if (
+                    kind is not None
+                    or (
+                        (events or ERROR_TYPE in attributes)
+                        and keeps(attributes, parent_id, [(e.name, e.attributes) for e in events])
+                    )
+                    or holds_structure(attributes)
+                ):
+                    trace.views.append(SpanView(*fields))
+                    trace.kinds.append(kind)
+                else:
+                    trace.parents[span_id] = parent_id
+                    agent = agent_name_of(attributes)
+                    if agent is not None:  # the agent the trace ran (TraceRun.agent)
+                        trace.agents.append((fields[4], agent))
+            for trace_id in finished:
+                trace = open_traces.pop(trace_id, None)
+                if trace is None:
+                    continue  # two roots on one line
+                complete.add(trace_id, number)
+                yield _record(trace_id, trace, number)
+        for trace_id, trace in open_traces.items():
+            yield _record(trace_id, trace, 0)
+
+    def iter_trace_calls(self) -> Iterator[tuple[str, list[ToolCall]]]:
+        """(trace id, its calls in request order) per trace with tool or chat spans."""
+        for trace in self.iter_traces():
+            if trace.has_calls:
+                yield trace.trace_id, trace.calls()
+
+
+class _RecentTraces:
+    """The line of each recently completed trace (``lines``: trace id -> line): at least the
+    last ``size // 2``, at most ``size`` of them, oldest forgotten first."""
+
+    __slots__ = ("_half", "_size", "lines")
+
+    def __init__(self, size: int) -> None:
+        self._half = max(size // 2, 1)
+        self._size = 2 * self._half
+        # one plain dict, changed in place, so the reader looks an id up without a call
+        self.lines: dict[str, int] = {}
+
+    def add(self, trace_id: str, line: int) -> None:
+        lines = self.lines
+        if len(lines) >= self._size:  # forget the oldest, keeping the newest half
+            for old in list(itertools.islice(lines, len(lines) - self._half)):
+                del lines[old]
+        lines[trace_id] = line
+
+    def get(self, trace_id: str) -> int | None:
+        return self.lines.get(trace_id)
+
+
+def _record(trace_id: str, trace: _OpenTrace, line: int) -> OtlpTrace:
+    return OtlpTrace(
+        trace_id,
+        tuple(trace.views),
+        trace.parents,
+        trace.root,
+        line,
+        tuple(trace.kinds),
+        trace.resource,
+        tuple(trace.agents),
+    )
+
+
+def _report(reader: OtlpJsonReader, errors: list[OtlpJsonError] | None, seen: int) -> int:
+    for error in reader.errors[seen:]:
+        if errors is not None:
+            errors.append(error)
+        else:
+            warnings.warn(str(error), OtlpJsonWarning, stacklevel=3)
+    return len(reader.errors)
+
+
+def iter_spans(
+    path: str | Path, *, errors: list[OtlpJsonError] | None = None
+) -> Iterator[SpanView]:
+    """Stream every span of an OTLP JSON file; unreadable lines go to ``errors`` (or warn)."""
+    reader = OtlpJsonReader(path)
+    seen = 0
+    for view in reader.iter_spans():
+        seen = _report(reader, errors, seen)
+        yield view
+    _report(reader, errors, seen)
+
+
+def iter_trace_calls(
+    path: str | Path,
+    *,
+    errors: list[OtlpJsonError] | None = None,
+    complete_on_root: bool = True,
+) -> Iterator[tuple[str, list[ToolCall]]]:
+    """Stream (trace id, calls) out of an OTLP JSON file; unreadable lines go to ``errors``."""
+    reader = OtlpJsonReader(path, complete_on_root=complete_on_root)
+    seen = 0
+    for item in reader.iter_trace_calls():
+        seen = _report(reader, errors, seen)
+        yield item
+    _report(reader, errors, seen)

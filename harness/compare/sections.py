@@ -28,7 +28,7 @@ from harness.compare.text import detail_lines, side_text, summary_text
 from harness.text import shorten
 from harness.values import ABSENT
 
-__all__ = ["MAX_ROWS", "comparison_json", "github_annotations", "markdown_lines"]
+__all__ = ["MAX_ROWS", "comparison_json", "github_annotations", "markdown_lines", "rate_json"]
 
 MAX_ROWS = 100
 """Changes listed in the Markdown table (GitHub caps a step summary at 1 MiB)."""
@@ -86,8 +86,8 @@ def _change_json(change: ScenarioChange) -> dict[str, Any]:
     if change.rates is not None:
         rates = change.rates
         data["rates"] = {
-            "base": _rate_json(rates.base),
-            "head": _rate_json(rates.head),
+            "base": rate_json(rates.base),
+            "head": rate_json(rates.head),
             "p_drop": rates.p_drop,
             "p_rise": rates.p_rise,
             "significant": (rates.direction < 0 and rates.dropped)
@@ -114,7 +114,9 @@ def _side_json(scenario: ReportScenario | None) -> dict[str, Any] | None:
     return {"status": scenario.status, "runs": scenario.runs, "passes": scenario.passes}
 
 
-def _rate_json(rate: Rate) -> dict[str, Any]:
+def rate_json(rate: Rate) -> dict[str, Any]:
+    """A pass rate as the JSON reports write it: counts, rate, interval, pass@1, pass@k,
+    pass^k."""
     return {
         "passes": rate.passes,
         "runs": rate.runs,

@@ -141,7 +141,13 @@ class GithubReporter:
         self.annotated += 1
 
     def close(self, summary: SuiteView) -> None:
-        """Say how many failures went unannotated; append the summary to the job summary."""
+        """Say how many failures went unannotated; annotate each regression against the
+        baseline; append the summary to the job summary."""
+        if summary.comparison is not None:
+            from harness.compare import github_annotations
+
+            for command in github_annotations(summary.comparison):
+                self.stream.write(command + "\n")
         if self.unannotated:
             self.stream.write(
                 annotation(

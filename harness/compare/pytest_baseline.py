@@ -11,6 +11,7 @@ when ``--harness-fail-on`` counts what it found, turns a passing session's exit 
 from __future__ import annotations
 
 import io
+from collections.abc import Generator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -88,8 +89,11 @@ class BaselinePlugin:
         if exitstatus == pytest.ExitCode.OK and comparison.fails(self.fail_on):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        """The "Compared with baseline" block (or why there is none) after pytest's summary."""
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, None, None]:
+        """The "Compared with baseline" block (or why there is none) after pytest's short
+        summary (the outermost wrapper: the terminal reporter prints that after its yield)."""
+        yield
         if self.baseline.error is not None:
             terminalreporter.write_line(str(self.baseline.error), red=True, bold=True)
             return

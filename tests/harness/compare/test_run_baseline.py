@@ -7,6 +7,7 @@ pass^k in the reports and on the spans."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -245,3 +246,20 @@ def test_a_bad_baseline_is_exit_2_before_anything_runs(
         assert f"--baseline: {baseline}" in captured.err and message in captured.err
         assert "PASSED" not in captured.out and "Traceback" not in captured.err
         assert not report.exists()  # nothing ran, nothing was written
+
+
+def test_a_run_that_names_a_scenario_twice_cannot_be_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two copies of one suite pass, but their scenarios cannot be matched: exit 2, why on
+    stderr; the reports are still written, without a comparison."""
+    one, two = tmp_path / "one.yaml", tmp_path / "two.yaml"
+    for copy in (one, two):
+        shutil.copy(SCENARIOS / "calculator.yaml", copy)
+    base, report = tmp_path / "base.json", tmp_path / "head.json"
+    assert _run(one, "-q", "--json", base) == 0
+    assert _run(one, two, "-q", "--json", report, "--baseline", base) == 2
+    err = capsys.readouterr().err
+    assert "this run: 10 scenarios listed more than once" in err
+    assert "calculator::parallel add and multiply at scenarios[0], scenarios[10]" in err
+    assert "comparison" not in json.loads(report.read_text(encoding="utf-8"))

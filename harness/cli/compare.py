@@ -22,7 +22,7 @@ from harness.cli.parser import _positive_int  # the one count flag type of every
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from harness.compare import Comparison, Report
+    from harness.compare import Comparison, Report, RunBaseline
 
 __all__ = [
     "add_baseline_arguments",
@@ -119,7 +119,7 @@ def add_baseline_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_baseline(args: argparse.Namespace, err: Console) -> Any:
+def load_baseline(args: argparse.Namespace, err: Console) -> RunBaseline | int | None:
     """The :class:`~harness.compare.RunBaseline` of ``--baseline`` (None without one), or
     :data:`EXIT_CONFIG` with the reason printed: a run does not start on a bad baseline."""
     if not getattr(args, "baseline", None):
@@ -137,7 +137,9 @@ def load_baseline(args: argparse.Namespace, err: Console) -> Any:
     return RunBaseline(report, alpha=args.alpha, k=args.k)
 
 
-def baseline_exit_code(code: int, baseline: Any, args: argparse.Namespace, err: Console) -> int:
+def baseline_exit_code(
+    code: int, baseline: RunBaseline | None, args: argparse.Namespace, err: Console
+) -> int:
     """The run's exit code ``code``; 1 when it was 0 and ``--fail-on`` counts what the
     comparison found; 2 when the run could not be compared (why printed)."""
     if baseline is None:

@@ -39,8 +39,8 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
     from harness.cli.compare import baseline_exit_code, load_baseline
 
     baseline = load_baseline(args, err)
-    if baseline == EXIT_CONFIG:
-        return EXIT_CONFIG
+    if isinstance(baseline, int):
+        return baseline
     missing = [path for path in args.files if not os.path.isfile(path)]
     if missing:
         err.print(f"no such trace file: {', '.join(missing)}", style="bold red", markup=False)

@@ -40,8 +40,8 @@ def run_command(args: argparse.Namespace, out: Console, err: Console) -> tuple[i
     from harness.cli.compare import load_baseline
 
     baseline = load_baseline(args, err)  # a bad baseline stops the run before it starts
-    if baseline == EXIT_CONFIG:
-        return EXIT_CONFIG, False
+    if isinstance(baseline, int):
+        return baseline, False
     chosen = _select(args, err)
     if isinstance(chosen, int):
         return chosen, False

@@ -10,6 +10,7 @@ Markdown summary does. Each regression becomes an ``::error`` annotation at its 
 from __future__ import annotations
 
 import html
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -204,12 +205,18 @@ def markdown_lines(comparison: Comparison, *, title: str = "Compared with baseli
 # --- GitHub ------------------------------------------------------------------------------------
 
 
-def github_annotations(comparison: Comparison) -> list[str]:
-    """An ``::error`` workflow command per regression, at its scenario's YAML line (at most
-    :data:`~harness.report.github.MAX_ANNOTATIONS`, then one ``::notice`` for the rest)."""
+def github_annotations(
+    comparison: Comparison, environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """An ``::error`` workflow command per regression, at its scenario's YAML line (relative
+    to ``GITHUB_WORKSPACE`` of ``environ``, default the process's, as the run's own
+    annotations; at most :data:`~harness.report.github.MAX_ANNOTATIONS`, then one
+    ``::notice`` for the rest)."""
     # imported here: the reporters may import this module (a run's Markdown and GitHub
     # reports), and a module-level import of theirs would then be circular
-    from harness.report.github import MAX_ANNOTATIONS, annotation
+    from harness.report.github import MAX_ANNOTATIONS, annotation, workspace_path
+
+    environment = os.environ if environ is None else environ
 
     regressions = comparison.of_kind("regressed")
     out = []
@@ -220,7 +227,7 @@ def github_annotations(comparison: Comparison) -> list[str]:
             annotation(
                 "error",
                 message,
-                file=scenario.file or None,
+                file=workspace_path(scenario.file, environment) if scenario.file else None,
                 line=scenario.line,
                 title=f"REGRESSED {scenario.id}",
             )

@@ -34,6 +34,7 @@ from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from string import Template
+from typing import TYPE_CHECKING
 
 from harness.redaction import Redactor, Scrubber
 from harness.report.base import ReportFeed
@@ -62,6 +63,9 @@ from harness.report.view import (
 )
 from harness.result import STATUSES, ResultSample, Status, SuiteResult
 from harness.text import shorten
+
+if TYPE_CHECKING:
+    from harness.compare import Kind
 
 __all__ = ["HtmlReporter", "render_html", "render_page", "write_html"]
 
@@ -358,7 +362,7 @@ class _Page:
 # --- one scenario --------------------------------------------------------------------------
 
 
-def _card(index: int, scenario: ScenarioView, change: str | None = None) -> str:
+def _card(index: int, scenario: ScenarioView, change: Kind | None = None) -> str:
     """A scenario as a ``<details>`` card: the head line always, the detail on opening;
     ``change``: its class against the baseline (a badge for regressed, fixed, new)."""
     run = scenario.shown

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from harness.report.view import ScenarioView
 
 if TYPE_CHECKING:
-    from harness.compare import Comparison
+    from harness.compare import Comparison, Kind
 
 __all__ = [
     "BADGES",
@@ -26,7 +26,7 @@ __all__ = [
     "view_key",
 ]
 
-BADGES: Mapping[str, str] = {"regressed": "regressed", "fixed": "fixed", "added": "new"}
+BADGES: Mapping[Kind, str] = {"regressed": "regressed", "fixed": "fixed", "added": "new"}
 """The classes a card shows a badge for, and the badge's word."""
 
 
@@ -36,7 +36,7 @@ def view_key(view: ScenarioView) -> str:
     return f"{key}[{view.trace_id}]" if view.trace_id else key
 
 
-def changes_by_key(comparison: Comparison | None) -> dict[str, str]:
+def changes_by_key(comparison: Comparison | None) -> dict[str, Kind]:
     """The class of each scenario that has a badge, by its key (empty without a baseline)."""
     if comparison is None:
         return {}
@@ -47,7 +47,7 @@ def changes_by_key(comparison: Comparison | None) -> dict[str, str]:
     }
 
 
-def change_badge(kind: str | None) -> str:
+def change_badge(kind: Kind | None) -> str:
     """A card's badge: ``regressed``, ``fixed`` or ``new``; nothing for another class."""
     if kind is None or kind not in BADGES:
         return ""
@@ -63,7 +63,7 @@ def change_buttons(comparison: Comparison | None) -> str:
         return ""
     out = []
     for kind, word in BADGES.items():
-        count = comparison.counts.get(kind, 0)  # type: ignore[call-overload]
+        count = comparison.counts[kind]
         disabled = "" if count else " disabled"
         out.append(
             f'<button type="button" class="chip c-{kind}" data-change="{kind}" '

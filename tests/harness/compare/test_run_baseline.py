@@ -133,6 +133,7 @@ def test_k_puts_pass_at_k_in_the_reports_and_on_the_last_runs_span(
     suite = tmp_path / "flaky.yaml"
     suite.write_text(FLAKY_SUITE.format(agent=FLAKY_AGENT, repeat=10), encoding="utf-8")
     report, html, markdown = tmp_path / "r.json", tmp_path / "r.html", tmp_path / "r.md"
+    junit = tmp_path / "r.xml"
     traces = tmp_path / "spans.jsonl"
     weather_service.set_failures(7, 10)
     code = _run(
@@ -145,6 +146,8 @@ def test_k_puts_pass_at_k_in_the_reports_and_on_the_last_runs_span(
         html,
         "--markdown",
         markdown,
+        "--junit-xml",
+        junit,
         "--trace-file",
         traces,
     )
@@ -160,6 +163,7 @@ def test_k_puts_pass_at_k_in_the_reports_and_on_the_last_runs_span(
     assert f"RATE flaky::weather through a flaky service - {line}" in capsys.readouterr().out
     assert line in markdown.read_text(encoding="utf-8")
     assert line in html.read_text(encoding="utf-8")
+    assert f"rate: {line}" in junit.read_text(encoding="utf-8")
     spans = _root_spans(traces)
     assert sorted(spans) == list(range(10))
     assert not any(key.startswith("harness.rate.") for run in range(9) for key in spans[run])

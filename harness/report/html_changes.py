@@ -12,7 +12,7 @@ import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from harness.report.view import ScenarioView
+from harness.report.view import ScenarioView, printable
 
 if TYPE_CHECKING:
     from harness.compare import Comparison, Kind
@@ -83,6 +83,6 @@ def change_header(comparison: Comparison | None) -> str:
     bad = " bad" if comparison.counts["regressed"] else ""
     return (
         f'<p class="compared{bad}">Compared with baseline '
-        f"<code>{html.escape(comparison.base)}</code>: "
+        f"<code>{html.escape(printable(comparison.base))}</code>: "
         f"<b>{html.escape(comparison.headline())}</b></p>\n"
     )

@@ -41,7 +41,7 @@ def test_the_changed_suite_against_main(
 ) -> None:
     summary = tmp_path / "step-summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    report, markdown = tmp_path / "head.json", tmp_path / "head.md"
+    report, markdown, page = tmp_path / "head.json", tmp_path / "head.md", tmp_path / "head.html"
     code = _run(
         travel_pair.head_suite,
         "--baseline",
@@ -50,6 +50,8 @@ def test_the_changed_suite_against_main(
         report,
         "--markdown",
         markdown,
+        "--html",
+        page,
         "--github",
     )
     out = capsys.readouterr().out
@@ -68,6 +70,13 @@ def test_the_changed_suite_against_main(
     # the run's own report, read back, compares to the same classes as during the run
     offline = compare_reports(load_report(travel_pair.base), load_report(report))
     assert offline.counts == section["counts"]
+    # the HTML cards carry the class as a badge (the browser test clicks their filter)
+    html = page.read_text(encoding="utf-8")
+    assert html.count('<details class="scenario st-failed" id="scenario-') == 4
+    assert html.count('data-change="regressed"') == 2 + 1  # two cards and the filter chip
+    assert html.count('data-change="fixed"') == 1 + 1
+    assert html.count('data-change="added"') == 1 + 1
+    assert "2 regressions, 1 fix" in html
     # Markdown and the GitHub job summary lead with the headline; one annotation per regression
     for text in (markdown.read_text(encoding="utf-8"), summary.read_text(encoding="utf-8")):
         assert text.splitlines()[0].startswith("## ❌ toolcall-harness: 2 regressions, 1 fix,")

@@ -71,6 +71,39 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     from harness.cassettes.pytest_support import add_options  # standard library only
 
     add_options(group, parser)
+    _add_baseline_options(group)
+
+
+def _add_baseline_options(group: Any) -> None:
+    """``--harness-baseline`` and its companions (harness.compare.pytest_baseline uses them;
+    declared here, as pytest alone, so loading the plugin stays cheap)."""
+    group.addoption(
+        "--harness-baseline",
+        metavar="BASE.json",
+        default=None,
+        help="compare the scenario items with a JSON report (harness run --json) as the "
+        "session ends; exit 1 on a regression",
+    )
+    group.addoption(
+        "--harness-fail-on",
+        choices=("regressions", "any", "none"),
+        default="regressions",
+        help="with --harness-baseline, fail on: a regression (default); any change; never",
+    )
+    group.addoption(
+        "--harness-alpha",
+        type=float,
+        default=0.05,
+        metavar="A",
+        help="with --harness-baseline, the pass-rate test's significance level (default 0.05)",
+    )
+    group.addoption(
+        "--harness-k",
+        type=int,
+        default=None,
+        metavar="K",
+        help="with --harness-baseline, the K of pass@K and pass^K (default: the runs)",
+    )
 
 
 def scenarios_enabled(config: pytest.Config) -> bool:
@@ -162,6 +195,10 @@ class ScenarioItem(pytest.Item):
         result = run_scenario(scenario, loop=_session_loop(self.config))
         if cassettes is not None:
             _finish_cassettes(cassettes)
+        if self.config.getoption("--harness-baseline", default=None):
+            from harness.compare.pytest_baseline import record_result
+
+            record_result(self.config, result, self.scenario.xfail)
         self.user_properties.append(("harness_status", result.status))
         self.user_properties.append(("harness_runs", f"{result.passes}/{result.repeat}"))
         scores = _scores_text(result)
@@ -294,8 +331,13 @@ def _session_loop(config: pytest.Config) -> asyncio.AbstractEventLoop:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Read the record/replay options now: a bad value is a usage error before any test."""
+    """Read the record/replay options and ``--harness-baseline`` now: a bad value is a usage
+    error before any test."""
     _cassette_settings(config)
+    if config.getoption("--harness-baseline", default=None):
+        from harness.compare.pytest_baseline import configure
+
+        configure(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

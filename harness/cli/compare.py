@@ -22,9 +22,15 @@ from harness.cli.parser import _positive_int  # the one count flag type of every
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from harness.compare import Comparison, Report
+    from harness.compare import Comparison, Report, RunBaseline
 
-__all__ = ["add_parser", "compare_command"]
+__all__ = [
+    "add_baseline_arguments",
+    "add_parser",
+    "baseline_exit_code",
+    "compare_command",
+    "load_baseline",
+]
 
 DEFAULT_ALPHA = 0.05  # harness.compare.DEFAULT_ALPHA, not imported here: --help stays cheap
 
@@ -81,6 +87,71 @@ def add_parser(commands: Any) -> None:
     output.add_argument(
         "-v", "--verbose", action="store_true", help="list the unchanged scenarios too"
     )
+
+
+def add_baseline_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--baseline``, ``--fail-on``, ``--alpha``, ``--k`` of ``run`` and ``eval-traces``."""
+    parser.add_argument(
+        "--baseline",
+        metavar="BASE.json",
+        help="compare this run with a JSON report (e.g. main's) when it ends: a 'Compared "
+        "with baseline' block, a comparison section in the reports, exit 1 on a regression",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=("regressions", "any", "none"),
+        default="regressions",
+        help="with --baseline, exit 1 as well on: a regression (default); any change at all; never",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=_alpha,
+        default=DEFAULT_ALPHA,
+        metavar="A",
+        help="with --baseline, the significance level of the pass-rate test (default 0.05)",
+    )
+    parser.add_argument(
+        "--k",
+        type=_positive_int,
+        default=None,
+        metavar="K",
+        help="report pass@K and pass^K of repeated scenarios (default: K = their runs)",
+    )
+
+
+def load_baseline(args: argparse.Namespace, err: Console) -> RunBaseline | int | None:
+    """The :class:`~harness.compare.RunBaseline` of ``--baseline`` (None without one), or
+    :data:`EXIT_CONFIG` with the reason printed: a run does not start on a bad baseline."""
+    if not getattr(args, "baseline", None):
+        return None
+    from harness.compare import RunBaseline, load_report
+    from harness.errors import ReportError
+
+    try:
+        report = load_report(args.baseline)
+    except ReportError as exc:
+        err.print(
+            f"--baseline: {exc}", style="bold red", markup=False, highlight=False, soft_wrap=True
+        )
+        return EXIT_CONFIG
+    return RunBaseline(report, alpha=args.alpha, k=args.k)
+
+
+def baseline_exit_code(
+    code: int, baseline: RunBaseline | None, args: argparse.Namespace, err: Console
+) -> int:
+    """The run's exit code ``code``; 1 when it was 0 and ``--fail-on`` counts what the
+    comparison found; 2 when the run could not be compared (why printed)."""
+    if baseline is None:
+        return code
+    comparison = baseline.comparison
+    if comparison is None:
+        if baseline.error is not None:
+            err.print(str(baseline.error), style="bold red", markup=False, soft_wrap=True)
+        return code if code != EXIT_OK else EXIT_CONFIG
+    if code == EXIT_OK and comparison.fails(args.fail_on):
+        return EXIT_FAILED
+    return code
 
 
 def _alpha(text: str) -> float:

@@ -36,6 +36,11 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
         return EXIT_CONFIG
     if not trace_url_ok(args, err):
         return EXIT_CONFIG
+    from harness.cli.compare import baseline_exit_code, load_baseline
+
+    baseline = load_baseline(args, err)
+    if isinstance(baseline, int):
+        return baseline
     missing = [path for path in args.files if not os.path.isfile(path)]
     if missing:
         err.print(f"no such trace file: {', '.join(missing)}", style="bold red", markup=False)
@@ -52,7 +57,8 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
             err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
             return EXIT_CONFIG
     chosen = {id(s) for s in selection.apply(scenarios)} if selection.narrows else None
-    return _score(args, scenarios, only, chosen, redactor, out, err)
+    code = _score(args, scenarios, only, chosen, redactor, baseline, out, err)
+    return baseline_exit_code(code, baseline, args, err)
 
 
 def _score(
@@ -61,6 +67,7 @@ def _score(
     only: Any,
     chosen: set[int] | None,
     redactor: Redactor,
+    baseline: Any,
     out: Console,
     err: Console,
 ) -> int:
@@ -86,6 +93,8 @@ def _score(
         redactor,
         report_failed(err),
         trace_url=args.trace_url,
+        baseline=baseline,
+        k=args.k,
     )
     try:
         with collector_for_a_command():

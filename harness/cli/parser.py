@@ -301,6 +301,9 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
         help="link each failure to its trace: a URL with {trace_id}, e.g. "
         "http://localhost:6006/projects/default/traces/{trace_id}",
     )
+    from harness.cli.compare import add_baseline_arguments
+
+    add_baseline_arguments(parser)
 
 
 def _value_pattern(text: str) -> str:

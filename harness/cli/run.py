@@ -37,6 +37,11 @@ def run_command(args: argparse.Namespace, out: Console, err: Console) -> tuple[i
             markup=False,
         )
         return EXIT_CONFIG, False
+    from harness.cli.compare import load_baseline
+
+    baseline = load_baseline(args, err)  # a bad baseline stops the run before it starts
+    if isinstance(baseline, int):
+        return baseline, False
     chosen = _select(args, err)
     if isinstance(chosen, int):
         return chosen, False
@@ -62,7 +67,10 @@ def run_command(args: argparse.Namespace, out: Console, err: Console) -> tuple[i
         scenarios = cassettes.wrap(scenarios, iter_scenarios(suites))
         # a cassette is one scenario's: its wrapped model cannot serve a shared agent
         scenarios = [replace(s, agent_reuse=False) for s in scenarios]
-    return _execute(args, scenarios, redactor, pipeline, cassettes, out, err)
+    code, lingering = _execute(args, scenarios, redactor, pipeline, cassettes, baseline, out, err)
+    from harness.cli.compare import baseline_exit_code
+
+    return baseline_exit_code(code, baseline, args, err), lingering
 
 
 def _execute(
@@ -71,10 +79,12 @@ def _execute(
     redactor: Redactor,
     pipeline: Any,
     cassettes: Any,
+    baseline: Any,
     out: Console,
     err: Console,
 ) -> tuple[int, bool]:
-    """Run the selected scenarios, write every report, and map the result to an exit code."""
+    """Run the selected scenarios, write every report (compared with ``baseline``, if any),
+    and map the result to an exit code."""
     from harness.report.progress import RunProgress
     from harness.run.runner import RunOptions, run_scenarios
 
@@ -93,6 +103,7 @@ def _execute(
         capture_content=pipeline.capture_content if pipeline is not None else False,
         redactor=redactor,
         on_signal=stopped_by.append,
+        k=args.k,
     )
     try:
         with reporter, collector_for_a_command():
@@ -114,7 +125,13 @@ def _execute(
     rows = None if args.verbose else CONSOLE_ROWS
     reporters = build_reporters(report_options(args, out, max_rows=rows), report_failed(err))
     feed = ReportFeed.for_suite(
-        reporters, result, redactor, report_failed(err), trace_url=args.trace_url
+        reporters,
+        result,
+        redactor,
+        report_failed(err),
+        trace_url=args.trace_url,
+        baseline=baseline,
+        k=args.k,
     )
     print_written(feed.run(result), out)
     lingering = any(

@@ -19,7 +19,7 @@ Nothing here imports LangChain: ``harness compare`` reads two files and prints.
 
 from __future__ import annotations
 
-from harness.compare.baseline import compare_results, compare_views
+from harness.compare.baseline import RunBaseline, compare_results, compare_views
 from harness.compare.classify import DEFAULT_ALPHA, classify, compare_reports
 from harness.compare.comparison import (
     FAIL_ON,
@@ -63,6 +63,7 @@ __all__ = [
     "RateChange",
     "Report",
     "ReportScenario",
+    "RunBaseline",
     "ScenarioChange",
     "ScoreChange",
     "classify",

@@ -41,7 +41,9 @@ __all__ = [
     "load_report",
     "parse_report",
     "report_from_results",
+    "report_from_scenarios",
     "report_from_views",
+    "scenario_from_view",
     "written_version",
 ]
 
@@ -386,16 +388,26 @@ def _refuse_duplicates(scenarios: Sequence[ReportScenario], source: str) -> None
     )
 
 
-def report_from_views(views: Iterable[ScenarioView], source: str = "this run") -> Report:
-    """The current run's results (report views: masked as every report is) as a report."""
+def scenario_from_view(
+    view: ScenarioView, source: str = "this run", index: int = 0
+) -> ReportScenario:
+    """One result of the current run (its report view: masked as every report is), read
+    from the very dict the JSON report writes of it; ``index`` names it in an error."""
     from harness.report.json_report import scenario_data
 
-    scenarios = [
-        _scenario(_validate_scenario(scenario_data(view), source, index))
-        for index, view in enumerate(views)
-    ]
+    return _scenario(_validate_scenario(scenario_data(view), source, index))
+
+
+def report_from_scenarios(scenarios: Sequence[ReportScenario], source: str = "this run") -> Report:
+    """The current run's scenarios as a report (the same name twice refused)."""
     _refuse_duplicates(scenarios, source)
     return Report(source=source, scenarios=tuple(scenarios), version=written_version())
+
+
+def report_from_views(views: Iterable[ScenarioView], source: str = "this run") -> Report:
+    """The current run's results (report views: masked as every report is) as a report."""
+    scenarios = [scenario_from_view(view, source, index) for index, view in enumerate(views)]
+    return report_from_scenarios(scenarios, source)
 
 
 def report_from_results(

@@ -10,6 +10,7 @@ Markdown summary does. Each regression becomes an ``::error`` annotation at its 
 from __future__ import annotations
 
 import html
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,7 +29,7 @@ from harness.compare.text import detail_lines, side_text, summary_text
 from harness.text import shorten
 from harness.values import ABSENT
 
-__all__ = ["MAX_ROWS", "comparison_json", "github_annotations", "markdown_lines"]
+__all__ = ["MAX_ROWS", "comparison_json", "github_annotations", "markdown_lines", "rate_json"]
 
 MAX_ROWS = 100
 """Changes listed in the Markdown table (GitHub caps a step summary at 1 MiB)."""
@@ -86,8 +87,8 @@ def _change_json(change: ScenarioChange) -> dict[str, Any]:
     if change.rates is not None:
         rates = change.rates
         data["rates"] = {
-            "base": _rate_json(rates.base),
-            "head": _rate_json(rates.head),
+            "base": rate_json(rates.base),
+            "head": rate_json(rates.head),
             "p_drop": rates.p_drop,
             "p_rise": rates.p_rise,
             "significant": (rates.direction < 0 and rates.dropped)
@@ -114,7 +115,9 @@ def _side_json(scenario: ReportScenario | None) -> dict[str, Any] | None:
     return {"status": scenario.status, "runs": scenario.runs, "passes": scenario.passes}
 
 
-def _rate_json(rate: Rate) -> dict[str, Any]:
+def rate_json(rate: Rate) -> dict[str, Any]:
+    """A pass rate as the JSON reports write it: counts, rate, interval, pass@1, pass@k,
+    pass^k."""
     return {
         "passes": rate.passes,
         "runs": rate.runs,
@@ -202,12 +205,18 @@ def markdown_lines(comparison: Comparison, *, title: str = "Compared with baseli
 # --- GitHub ------------------------------------------------------------------------------------
 
 
-def github_annotations(comparison: Comparison) -> list[str]:
-    """An ``::error`` workflow command per regression, at its scenario's YAML line (at most
-    :data:`~harness.report.github.MAX_ANNOTATIONS`, then one ``::notice`` for the rest)."""
+def github_annotations(
+    comparison: Comparison, environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """An ``::error`` workflow command per regression, at its scenario's YAML line (relative
+    to ``GITHUB_WORKSPACE`` of ``environ``, default the process's, as the run's own
+    annotations; at most :data:`~harness.report.github.MAX_ANNOTATIONS`, then one
+    ``::notice`` for the rest)."""
     # imported here: the reporters may import this module (a run's Markdown and GitHub
     # reports), and a module-level import of theirs would then be circular
-    from harness.report.github import MAX_ANNOTATIONS, annotation
+    from harness.report.github import MAX_ANNOTATIONS, annotation, workspace_path
+
+    environment = os.environ if environ is None else environ
 
     regressions = comparison.of_kind("regressed")
     out = []
@@ -218,7 +227,7 @@ def github_annotations(comparison: Comparison) -> list[str]:
             annotation(
                 "error",
                 message,
-                file=scenario.file or None,
+                file=workspace_path(scenario.file, environment) if scenario.file else None,
                 line=scenario.line,
                 title=f"REGRESSED {scenario.id}",
             )

@@ -19,6 +19,7 @@ __all__ = [
     "aspects_text",
     "call_text",
     "detail_lines",
+    "pass_k_line",
     "pass_k_text",
     "rate_text",
     "rates_text",
@@ -88,6 +89,16 @@ def pass_k_text(rates: RateChange) -> str:
         ("^", base.pass_hat_k, head.pass_hat_k),
     ):
         parts.append(f"pass{mark}{base.k} {_unit(old)} {ARROW} pass{mark}{head.k} {_unit(new)}")
+    return ", ".join(parts)
+
+
+def pass_k_line(rate: Rate) -> str:
+    """One side's ``pass@1 0.60, pass@5 1.00, pass^5 0.00`` (k = 1 and k = K; ``—`` where K
+    exceeds the runs)."""
+    parts = [f"pass@1 {_unit(rate.value)}"]
+    if rate.k > 1:
+        parts.append(f"pass@{rate.k} {_unit(rate.pass_at_k)}")
+        parts.append(f"pass^{rate.k} {_unit(rate.pass_hat_k)}")
     return ", ".join(parts)
 
 

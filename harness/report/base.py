@@ -11,14 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from harness.redaction import Redactor, Scrubber, StreamScrubber
 from harness.report.links import with_trace_url
 from harness.report.view import ScenarioView, SuiteView, scenario_view, suite_view
 from harness.run.results import ScenarioResult, SuiteResult
 
+if TYPE_CHECKING:
+    from harness.compare import Comparison
+
 __all__ = [
+    "Baseline",
     "FeedWriter",
     "ReportFeed",
     "Reporter",
@@ -76,6 +80,18 @@ class ScrubPolicy(Protocol):
         """The scrubber for the summary's own text (its warnings)."""
 
 
+class Baseline(Protocol):
+    """``--baseline``: takes every view of the run, then compares them with the baseline
+    report (:class:`harness.compare.RunBaseline`)."""
+
+    def add(self, view: ScenarioView) -> None:
+        """Take one finished scenario's view."""
+
+    def compare(self) -> Comparison | None:
+        """The run so far compared with the baseline; None when it cannot be (the baseline
+        says why)."""
+
+
 Failed = Callable[["Reporter", Exception], None]
 """Told once when a reporter raised ``OSError`` (or could not import what it renders with)."""
 
@@ -99,15 +115,23 @@ class ReportFeed:
         failed: Failed = _reraise,
         *,
         trace_url: str | None = None,
+        baseline: Baseline | None = None,
+        k: int | None = None,
     ) -> None:
         """Feed ``reporters``, masking with ``scrub``; ``failed`` hears of a broken one.
 
         ``trace_url``: a ``{trace_id}`` template linking each view to its trace (--trace-url).
+        ``baseline``: sees every view; the summary view carries its comparison (--baseline).
+        ``k``: the K of each view's pass@K and pass^K (--k; None: its number of runs).
         """
         self.reporters = list(reporters)
         self.scrub = scrub
         self._failed = failed
         self.trace_url = trace_url
+        self.baseline = baseline
+        self.k = k
+        self.comparison: Comparison | None = None
+        """Set by :meth:`close` when there is a ``baseline``."""
 
     @classmethod
     def for_suite(
@@ -118,9 +142,12 @@ class ReportFeed:
         failed: Failed = _reraise,
         *,
         trace_url: str | None = None,
+        baseline: Baseline | None = None,
+        k: int | None = None,
     ) -> ReportFeed:
         """A feed for a whole suite known up front: one scrubber over every run."""
-        return cls(reporters, Scrubber.for_suite(redactor, result), failed, trace_url=trace_url)
+        scrub = Scrubber.for_suite(redactor, result)
+        return cls(reporters, scrub, failed, trace_url=trace_url, baseline=baseline, k=k)
 
     @classmethod
     def for_stream(
@@ -130,17 +157,24 @@ class ReportFeed:
         failed: Failed = _reraise,
         *,
         trace_url: str | None = None,
+        baseline: Baseline | None = None,
+        k: int | None = None,
     ) -> ReportFeed:
         """A feed for results that arrive one by one (a :class:`StreamScrubber`)."""
-        return cls(reporters, StreamScrubber(redactor), failed, trace_url=trace_url)
+        scrub = StreamScrubber(redactor)
+        return cls(reporters, scrub, failed, trace_url=trace_url, baseline=baseline, k=k)
 
     def add(self, result: ScenarioResult) -> None:
-        """Build ``result``'s view and hand it to every reporter."""
-        if not self.reporters:
+        """Build ``result``'s view and hand it to every reporter (and the baseline)."""
+        if not self.reporters and self.baseline is None:
             return
         view = scenario_view(result, self.scrub.for_result(result))
         if self.trace_url:
             view = with_trace_url(view, self.trace_url)
+        if self.k is not None:
+            view.k = self.k
+        if self.baseline is not None:
+            self.baseline.add(view)
         for reporter in list(self.reporters):
             try:
                 reporter.add(view)
@@ -151,9 +185,11 @@ class ReportFeed:
         """Close every reporter with the summary's view; returns the files written."""
         written: list[Path] = []
         reporters, self.reporters = self.reporters, []
-        if not reporters:
+        if not reporters and self.baseline is None:
             return written
         view = suite_view(summary, self.scrub.for_summary(summary))
+        if self.baseline is not None:
+            self.comparison = view.comparison = self.baseline.compare()
         for reporter in reporters:
             try:
                 path = reporter.close(view)

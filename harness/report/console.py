@@ -22,7 +22,13 @@ from rich.text import Text
 
 from harness.redaction import Redactor
 from harness.report.base import ReportFeed
-from harness.report.text import failure_text, paused_line, scores_line, warning_lines
+from harness.report.text import (
+    failure_text,
+    paused_line,
+    rate_line,
+    scores_line,
+    warning_lines,
+)
 from harness.report.view import ScenarioView, SuiteView, printable
 from harness.run.results import ResultSample, Status, SuiteResult
 
@@ -84,11 +90,18 @@ class ConsoleReporter:
         self._kept.add(_printable_names(result))
 
     def close(self, summary: SuiteView) -> None:
-        """Print the whole report (``quiet``: its last line)."""
+        """Print the whole report (``quiet``: its last line), then the comparison with the
+        baseline when there is one (``quiet``: its headline)."""
         if self.quiet:
             _summary_line(self.console, summary)
         else:
             _render(self.console, summary, self._kept.scenarios, self.max_rows, self.verbose)
+        if summary.comparison is not None:
+            from harness.compare import console_block, summary_rule
+
+            comparison = summary.comparison
+            block = summary_rule(comparison) if self.quiet else console_block(comparison)
+            self.console.print(block)
         self._kept = ResultSample(self._kept.limit)
 
     def abort(self) -> None:
@@ -239,6 +252,9 @@ def _render(
     failing = [s for s in scenarios if s.status in ("failed", "error")]
     if max_rows is not None and summary.total > max_rows:
         scenarios = _detailed(scenarios)  # past the limit: the rest is counted, not rendered
+    for scenario in scenarios:
+        if scenario.repeated:  # a repeated scenario's verdict is its rate: say how sure it is
+            _line(out, f"RATE {scenario.id} - {rate_line(scenario)}", scenario)
     failures = [s for s in scenarios if s.status in ("failed", "error")]
     if failures:
         out.rule(Text("FAILURES", style="bold red"), characters="=")

@@ -39,6 +39,7 @@ __all__ = [
     "escape_data",
     "escape_property",
     "github_enabled",
+    "workspace_path",
 ]
 
 MAX_ANNOTATIONS = 50
@@ -78,7 +79,7 @@ def annotation(
     return f"{head}::{escape_data(message)}"
 
 
-def _workspace_path(file: str, environ: Mapping[str, str]) -> str:
+def workspace_path(file: str, environ: Mapping[str, str]) -> str:
     """``file`` relative to the checkout (``GITHUB_WORKSPACE``), with forward slashes."""
     workspace = environ.get("GITHUB_WORKSPACE", "").strip()
     path = Path(file)
@@ -132,7 +133,7 @@ class GithubReporter:
         command = annotation(
             kind,
             message,
-            file=_workspace_path(result.file, self.environ),
+            file=workspace_path(result.file, self.environ),
             line=result.line,
             title=title,
         )
@@ -141,7 +142,13 @@ class GithubReporter:
         self.annotated += 1
 
     def close(self, summary: SuiteView) -> None:
-        """Say how many failures went unannotated; append the summary to the job summary."""
+        """Say how many failures went unannotated; annotate each regression against the
+        baseline; append the summary to the job summary."""
+        if summary.comparison is not None:
+            from harness.compare import github_annotations
+
+            for command in github_annotations(summary.comparison, self.environ):
+                self.stream.write(command + "\n")
         if self.unannotated:
             self.stream.write(
                 annotation(

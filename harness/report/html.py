@@ -34,11 +34,19 @@ from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from string import Template
+from typing import TYPE_CHECKING
 
 from harness.redaction import Redactor, Scrubber
 from harness.report.base import ReportFeed
 from harness.report.files import atomic_output
-from harness.report.text import rule_flag
+from harness.report.html_changes import (
+    change_badge,
+    change_buttons,
+    change_header,
+    changes_by_key,
+    view_key,
+)
+from harness.report.text import rate_line, rule_flag
 from harness.report.view import (
     ArgView,
     CallView,
@@ -55,6 +63,9 @@ from harness.report.view import (
 )
 from harness.run.results import STATUSES, ResultSample, Status, SuiteResult
 from harness.text import shorten
+
+if TYPE_CHECKING:
+    from harness.compare import Kind
 
 __all__ = ["HtmlReporter", "render_html", "render_page", "write_html"]
 
@@ -194,6 +205,7 @@ class _Page:
     def __init__(self, scenarios: Sequence[ScenarioView], summary: SuiteView) -> None:
         self.scenarios = scenarios
         self.summary = summary
+        self.changes = changes_by_key(summary.comparison)  # --baseline: the cards' badges
         # What the page does not show is what the summary counted beyond what it was given:
         # the reporter's own sample decides what is kept, whatever the summary itself kept.
         kept = {status: 0 for status in STATUSES}
@@ -219,6 +231,7 @@ class _Page:
             tiles=self.tiles(),
             sample_note=self.sample_note(),
             buttons=self.filter_buttons(),
+            changes=change_buttons(summary.comparison),
             total=len(self.scenarios),
             groups=self.groups(),
             footer=self.footer(),
@@ -249,7 +262,7 @@ class _Page:
             '<header class="top">\n<div class="brand">toolcall-harness report</div>\n'
             f'<h1 class="summary {"good" if ok else "bad"}">{_e(summary.summary)}</h1>\n'
             f'<p class="meta">{" · ".join(_e(item) for item in meta)}</p>\n'
-            f"{banner}</header>\n"
+            f"{change_header(summary.comparison)}{banner}</header>\n"
         )
 
     def tiles(self) -> str:
@@ -324,7 +337,10 @@ class _Page:
             hidden = sum(self.omitted[status] for status in statuses)
             if not members:
                 continue  # an empty group would only be hidden by the filter script
-            cards = "".join(_card(index, scenario) for index, scenario in members)
+            cards = "".join(
+                _card(index, scenario, self.changes.get(view_key(scenario)))
+                for index, scenario in members
+            )
             more = f' <span class="more">+{hidden} not shown</span>' if hidden else ""
             out.append(
                 f'<section class="group g-{key}" data-group="{key}">\n'
@@ -346,8 +362,9 @@ class _Page:
 # --- one scenario --------------------------------------------------------------------------
 
 
-def _card(index: int, scenario: ScenarioView) -> str:
-    """A scenario as a ``<details>`` card: the head line always, the detail on opening."""
+def _card(index: int, scenario: ScenarioView, change: Kind | None = None) -> str:
+    """A scenario as a ``<details>`` card: the head line always, the detail on opening;
+    ``change``: its class against the baseline (a badge for regressed, fixed, new)."""
     run = scenario.shown
     search = " ".join(
         [scenario.id, scenario.location, scenario.status, scenario.xfail or "", *scenario.reasons]
@@ -362,6 +379,7 @@ def _card(index: int, scenario: ScenarioView) -> str:
         )
     head = (
         f'<summary><span class="badge s-{scenario.status}">{scenario.status}</span>'
+        f"{change_badge(change)}"
         f'<span class="title"><span class="name"><span class="suite">'
         f'{_e(scenario.suite)}</span><span class="sep">::</span>'
         f"{_e(scenario.name)}</span>{_subline(scenario)}</span>"
@@ -370,7 +388,8 @@ def _card(index: int, scenario: ScenarioView) -> str:
     )
     return (
         f'<details class="scenario st-{scenario.status}" id="scenario-{index}" '
-        f'data-status="{scenario.status}" data-search="{_e(search)}"{opened}>'
+        f'data-status="{scenario.status}" data-change="{change or ""}" '
+        f'data-search="{_e(search)}"{opened}>'
         f'{head}\n<div class="body">{_card_body(scenario, run)}</div></details>\n'
     )
 
@@ -436,6 +455,7 @@ def _facts(scenario: ScenarioView, run: RunView | None) -> str:
             f"({_pct(observed)}; needs {_pct(scenario.pass_rate)})"
         )
         items.append(("runs", _e(rate)))
+        items.append(("pass@k", _e(rate_line(scenario))))
     if run is not None and run.input_text is not None:
         items.append(("input", _e(shorten(run.input_text, _VALUE_LIMIT))))
     if run is not None and run.turns:

@@ -78,6 +78,10 @@ def head_data(summary: SuiteView) -> dict[str, Any]:
     if summary.omitted_total:
         # a sample: the scenario list that follows is not every result the counts count
         data["omitted"] = {status: summary.omitted.get(status, 0) for status in STATUSES}
+    if summary.comparison is not None:
+        from harness.compare import comparison_json
+
+        data["comparison"] = comparison_json(summary.comparison)
     return data
 
 
@@ -101,7 +105,17 @@ def scenario_data(view: ScenarioView) -> dict[str, Any]:
     if view.trace_id is not None:
         data["trace_id"] = view.trace_id
         data["source"] = view.source
+    if view.repeated:
+        data["rate"] = _rate_data(view)
     return data
+
+
+def _rate_data(view: ScenarioView) -> dict[str, Any]:
+    """A repeated scenario's pass rate, its Wilson 95 % interval, pass@k and pass^k at k = 1
+    and k = K (docs/metrics.md, "Comparing runs")."""
+    from harness.compare.sections import rate_json
+
+    return rate_json(view.rate())
 
 
 def _expected_data(exp: ExpectationView) -> dict[str, Any]:

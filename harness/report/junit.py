@@ -27,7 +27,13 @@ from xml.sax.saxutils import escape, quoteattr
 from harness.redaction import Redactor, Scrubber
 from harness.report.base import FeedWriter, write_whole
 from harness.report.files import atomic_output
-from harness.report.text import failure_text, match_table, paused_line, warning_lines
+from harness.report.text import (
+    failure_text,
+    match_table,
+    paused_line,
+    rate_line,
+    warning_lines,
+)
 from harness.report.view import ScenarioView, SuiteView, scenario_view
 from harness.run.results import SuiteResult
 
@@ -236,7 +242,7 @@ def _empty_case_text(scenario: ScenarioView) -> str | None:
     run = scenario.shown
     if run is not None and (run.rows or paused_line(run)):  # match_table is "" without rows
         return None
-    if scenario.warnings:
+    if scenario.warnings or scenario.repeated:
         return None
     attributes = _case_attributes(scenario)
     if any(_ESCAPED.search(value) for value in attributes.values()):
@@ -271,7 +277,9 @@ def _children(scenario: ScenarioView) -> list[_Child]:
     # does a failed `warn` rule (JUnit has no warning state: the testcase passes)
     warnings = "\n".join(f"warning: {line}" for line in warning_lines(scenario))
     paused = paused_line(run) if run else ""
-    output = "\n".join(part for part in (table, paused, warnings) if part)
+    # a repeated scenario's verdict is its pass rate: how sure it is (pass@k, pass^k)
+    rate = f"rate: {rate_line(scenario)}" if scenario.repeated else ""
+    output = "\n".join(part for part in (table, paused, warnings, rate) if part)
     if output:
         children.append(("system-out", {}, _clean(output)))
     return children

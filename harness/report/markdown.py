@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from harness.report.files import atomic_output
-from harness.report.text import call_text, expectation_text, rule_flag, warning_lines
+from harness.report.text import call_text, expectation_text, rate_line, rule_flag, warning_lines
 from harness.report.view import MatchRow, RunView, ScenarioView, SuiteView
 from harness.run.results import STATUSES
 from harness.text import shorten
@@ -61,12 +61,16 @@ class MarkdownSummary:
         """xfailed and xpassed, listed apart (bounded like the failures)."""
         self.warned: list[ScenarioView] = []
         """Results with a failed ``warn`` rule, whatever their status (bounded likewise)."""
+        self.repeated: list[ScenarioView] = []
+        """Results run more than once, for their pass rates (bounded likewise)."""
         self.more = 0
 
     def add(self, view: ScenarioView) -> None:
-        """Keep ``view`` if it did not pass, or warned, and there is room."""
+        """Keep ``view`` if it did not pass, or warned, or was repeated, and there is room."""
         if view.warnings and len(self.warned) < self.limit:
             self.warned.append(view)
+        if view.repeated and len(self.repeated) < self.limit:
+            self.repeated.append(view)
         if view.status in ("xfailed", "xpassed"):
             if len(self.expected) < self.limit:
                 self.expected.append(view)
@@ -87,6 +91,7 @@ class MarkdownSummary:
             title=title,
             expected=self.expected,
             warned=self.warned,
+            repeated=self.repeated,
         )
 
 
@@ -98,12 +103,23 @@ def render_markdown(
     title: str = "toolcall-harness",
     expected: list[ScenarioView] | None = None,
     warned: list[ScenarioView] | None = None,
+    repeated: list[ScenarioView] | None = None,
 ) -> str:
-    """Counts, the failures table, one collapsible match table per failure, the failed
-    ``warn`` rules (``warned``), then the xfail outcomes (``expected``) in one collapsed
-    table."""
-    icon = "✅" if summary.ok and not summary.interrupted else "❌"
-    lines = [f"## {icon} {html.escape(title)}: {html.escape(summary.summary)}", ""]
+    """The comparison with the baseline (its headline leads), counts, the failures table, one
+    collapsible match table per failure, the pass rates of repeated scenarios
+    (``repeated``), the failed ``warn`` rules (``warned``), then the xfail outcomes
+    (``expected``) in one collapsed table."""
+    comparison = summary.comparison
+    fails = comparison is not None and bool(comparison.counts["regressed"])
+    icon = "✅" if summary.ok and not summary.interrupted and not fails else "❌"
+    headline = summary.summary
+    if comparison is not None:
+        headline = f"{comparison.headline()} · {headline}"
+    lines = [f"## {icon} {html.escape(title)}: {html.escape(headline)}", ""]
+    if comparison is not None:
+        from harness.compare import markdown_lines
+
+        lines += [*markdown_lines(comparison), ""]
     statuses = [s for s in STATUSES if summary.counts.get(s)]
     header = [*statuses, *(["not run"] if summary.not_run else [])]
     header += ["warnings"] if summary.rule_warnings else []
@@ -123,6 +139,8 @@ def render_markdown(
             lines += [f"…and {more} more failed or errored, not detailed here.", ""]
         for view in failures:
             lines += _details(view)
+    if repeated:
+        lines += _rates_table(repeated)
     if warned:
         lines += _warnings_table(warned)
     if expected:
@@ -148,6 +166,14 @@ def _failure_table(failures: list[ScenarioView]) -> list[str]:
         if linked:
             row += f" {_link(view.trace_url)} |"
         rows.append(row)
+    return [*rows, ""]
+
+
+def _rates_table(views: list[ScenarioView]) -> list[str]:
+    """Repeated scenarios: pass rate, its Wilson interval, pass@k and pass^k."""
+    rows = ["| scenario | status | pass rate, pass@k, pass^k |", "|---|---|---|"]
+    for view in views:
+        rows.append(f"| {_code(view.id)} | {view.status} | {_cell(rate_line(view), _REASON)} |")
     return [*rows, ""]
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "failure_text",
     "match_table",
     "paused_line",
+    "rate_line",
     "rule_flag",
     "scores_line",
     "warning_lines",
@@ -135,6 +136,15 @@ def _row_notes(run: RunView, row: MatchRow) -> list[str]:
         notes.append(row.note)
     notes.extend(rule_flag(run.checks[index]) for index in row.rules)
     return notes
+
+
+def rate_line(scenario: ScenarioView) -> str:
+    """A repeated scenario's ``3/5 (60%, 95% CI 23–88%), pass@1 0.60, pass@5 1.00, pass^5
+    0.00`` (docs/metrics.md, "Comparing runs")."""
+    from harness.compare.text import pass_k_line, rate_text
+
+    rate = scenario.rate()
+    return f"{rate_text(rate)}, {pass_k_line(rate)}"
 
 
 def rule_flag(check: CheckView) -> str:

@@ -80,6 +80,9 @@ CHECK_PREFIX = "harness.check."
 FAILURE_EVENT = "harness.failure"
 REASON_ATTRIBUTE = "harness.reason"
 """Verdict attributes on a run's root span (``harness.scenario`` is set by SpanEmitter)."""
+RATE_PREFIX = "harness.rate."
+"""A repeated scenario's last run's root span: ``harness.rate.passes``, ``.runs``, ``.k``,
+``.pass_at_1``, ``.pass_at_k``, ``.pass_hat_k`` over all its runs (docs/metrics.md)."""
 AGENT_ATTRIBUTE = "harness.agent.spec"
 """The scenario's ``agent:`` as written, on the root span: ``harness draft`` of a trace file."""
 
@@ -116,6 +119,8 @@ class RunOptions:
     gate: ``-n`` learns which scenarios a worker was running if it dies."""
     on_finish: Callable[[int, ScenarioResult], None] | None = None
     """Told each result with its position, before ``progress``: how ``-n`` workers send them."""
+    k: int | None = None
+    """``--k``: the K of pass@K and pass^K on a repeated scenario's spans (None: its runs)."""
     halted: Callable[[], bool] | None = None
     """Asked before each scenario starts; True skips it, as ``fail_fast`` does after a failure
     (``-n`` shares one ``-x`` between its workers this way)."""
@@ -226,7 +231,8 @@ class Runner:
         else:
             agent = outcome.value
             for index in range(repeat):
-                runs.append(await self._one_run(scenario, agent, index, timeout))
+                passes = sum(1 for run in runs if run.passed)
+                runs.append(await self._one_run(scenario, agent, (index, repeat, passes), timeout))
         # a plain agent's session has already ended: no close call (one task and wait fewer)
         if session is not None and session.needs_closing:
             _, close_error = await self.bounded(session.close, timeout, f"closing {what}")
@@ -269,8 +275,10 @@ class Runner:
         return tuple(warnings)
 
     async def _one_run(
-        self, scenario: Scenario, agent: Any, index: int, timeout: float
+        self, scenario: Scenario, agent: Any, place: tuple[int, int, int], timeout: float
     ) -> RunResult:
+        """Run ``place`` = (index, repeat, passes of the runs before) of the scenario."""
+        index, repeat, passes = place
         provider = self.options.tracer_provider
         if provider is None:
             return await self._record_and_score(scenario, agent, index, timeout, None, None)
@@ -287,6 +295,8 @@ class Runner:
             trace_id = format(context.trace_id, "032x") if context.is_valid else None
             run = await self._record_and_score(scenario, agent, index, timeout, emitter, trace_id)
             annotate_span(span, run, self.options.redactor)
+            if repeat > 1 and index == repeat - 1:  # the last run knows the scenario's rate
+                annotate_rate(span, passes + run.passed, repeat, self.options.k)
             if self.options.capture_content and run.sample is not None:
                 # the answer this run scored, for eval-traces (harness/run/output_attribute.py)
                 span.set_attribute(
@@ -533,6 +543,20 @@ def annotate_span(span: Span, run: RunResult, redactor: Redactor | None = None) 
     for reason in run.reasons():
         span.add_event(FAILURE_EVENT, {REASON_ATTRIBUTE: scrub.text(reason)})
     record_verdict(span, run, scrub)  # GenAI evaluation events; status ERROR unless passed
+
+
+def annotate_rate(span: Span, passes: int, runs: int, k: int | None) -> None:
+    """Put a repeated scenario's pass rate, pass@k and pass^k on a span (``RATE_PREFIX``)."""
+    from harness.compare.stats import rate
+
+    measured = rate(passes, runs, k)
+    span.set_attribute(RATE_PREFIX + "passes", passes)
+    span.set_attribute(RATE_PREFIX + "runs", runs)
+    span.set_attribute(RATE_PREFIX + "k", measured.k)
+    span.set_attribute(RATE_PREFIX + "pass_at_1", passes / runs)
+    if measured.pass_at_k is not None and measured.pass_hat_k is not None:
+        span.set_attribute(RATE_PREFIX + "pass_at_k", measured.pass_at_k)
+        span.set_attribute(RATE_PREFIX + "pass_hat_k", measured.pass_hat_k)
 
 
 def final_output(result: Any) -> Any:

@@ -11,13 +11,16 @@
   var cards = Array.prototype.slice.call(document.querySelectorAll("details.scenario"));
   var groups = Array.prototype.slice.call(document.querySelectorAll("section.group"));
   var buttons = Array.prototype.slice.call(bar.querySelectorAll("button[data-filter]"));
+  var changeButtons = Array.prototype.slice.call(bar.querySelectorAll("button[data-change]"));
   var status = "all";
+  var change = "all";
   function apply() {
     var words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
     var count = 0;
     cards.forEach(function (card) {
       var text = card.getAttribute("data-search") || "";
       var ok = (status === "all" || card.getAttribute("data-status") === status) &&
+        (change === "all" || card.getAttribute("data-change") === change) &&
         words.every(function (word) { return text.indexOf(word) !== -1; });
       card.hidden = !ok;
       if (ok) { count += 1; }
@@ -32,6 +35,9 @@
     buttons.forEach(function (button) {
       button.setAttribute("aria-pressed", String(button.getAttribute("data-filter") === status));
     });
+    changeButtons.forEach(function (button) {
+      button.setAttribute("aria-pressed", String(button.getAttribute("data-change") === change));
+    });
     shown.textContent = count + " of " + cards.length + " shown";
     if (empty) { empty.hidden = count !== 0 || cards.length === 0; }
   }
@@ -39,6 +45,14 @@
     button.addEventListener("click", function () {
       var wanted = button.getAttribute("data-filter");
       status = (wanted === status && wanted !== "all") ? "all" : wanted;
+      apply();
+    });
+  });
+  // --baseline: regressed / fixed / new, a second filter the status one narrows
+  changeButtons.forEach(function (button) {
+    button.addEventListener("click", function () {
+      var wanted = button.getAttribute("data-change");
+      change = wanted === change ? "all" : wanted;
       apply();
     });
   });

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.run.results import ScenarioIdentity, Status
+
+if TYPE_CHECKING:
+    from harness.compare import Comparison, Rate
 
 RowVerdict = Literal["ok", "wrong_args", "wrong_result", "invalid", "missing", "unexpected"]
 """``ok``: the call matches; ``wrong_args``: same tool, some argument wrong; ``wrong_result``:
@@ -277,6 +280,20 @@ class ScenarioView(ScenarioIdentity):
     """Where that trace was read (``file:line``)."""
     trace_url: str | None = None
     """A link to the shown run's trace in a backend (``--trace-url``); None without one."""
+    k: int | None = None
+    """``--k``: the K of pass@K and pass^K (None: the scenario's number of runs)."""
+
+    @property
+    def repeated(self) -> bool:
+        """Run more than once (``repeat:``): reports show its pass rate, pass@k and pass^k."""
+        return self.repeat > 1 or len(self.runs) > 1
+
+    def rate(self) -> Rate:
+        """The pass rate over the runs with its Wilson interval, pass@k and pass^k
+        (docs/metrics.md, "Comparing runs")."""
+        from harness.compare.stats import rate
+
+        return rate(self.passes, len(self.runs), self.k)
 
     @property
     def warnings(self) -> tuple[CheckView, ...]:
@@ -316,6 +333,8 @@ class SuiteView:
     """What masked values show (``***``)."""
     rule_warnings: int = 0
     """``warn`` rules that did not pass, once per scenario and rule (counted, never failing)."""
+    comparison: Comparison | None = None
+    """``--baseline``: this run compared with the baseline report (None without one)."""
 
     @property
     def total(self) -> int:

@@ -15,8 +15,11 @@ from typing import Any
 
 import pytest
 
+from harness.cli import main
 from harness.report.html import write_html
 from harness.run.results import SuiteResult
+from tests.harness.compare.conftest import TravelPair
+from tests.harness.compare.conftest import travel_pair as travel_pair  # the fixture
 from tests.harness.report.test_html_report import INJECTION, run_report_suite
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -85,7 +88,16 @@ def report(result: SuiteResult, tmp_path_factory: pytest.TempPathFactory) -> Pat
 
 
 @pytest.fixture(scope="module")
-def playwright(report: Path) -> Iterator[Playwright]:
+def compared(travel_pair: TravelPair, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The changed demo travel suite run with main's report as its baseline (a real run)."""
+    path = tmp_path_factory.mktemp("browser-compared") / "report.html"
+    args = ["run", str(travel_pair.head_suite), "-q", "--html", str(path)]
+    assert main([*args, "--baseline", str(travel_pair.base)]) == 1
+    return path
+
+
+@pytest.fixture(scope="module")
+def playwright(report: Path, compared: Path) -> Iterator[Playwright]:
     # The report is built first: Playwright's sync API keeps an event loop running while it is
     # open, and the runner needs to start its own.
     with sync_playwright() as driver:
@@ -202,3 +214,47 @@ def test_without_javascript_everything_is_visible(
         assert all(cards.nth(i).is_visible() for i in range(cards.count()))
     finally:
         no_js.close()
+
+
+def visible_names(page: Page) -> list[str]:
+    names: list[Any] = page.eval_on_selector_all(
+        "details.scenario",
+        "cards => cards.filter(c => c.offsetParent !== null)"
+        ".map(c => c.querySelector('.name').textContent)",
+    )
+    return sorted(str(name) for name in names)
+
+
+def test_baseline_badges_and_their_filter(context: BrowserContext, compared: Path) -> None:
+    """``--baseline``: regressed / fixed / new badges on the cards, a chip per class that
+    filters by it (with the status chips narrowing further), the headline under the summary."""
+    page, watch = open_report(context, compared)
+    assert "2 regressions, 1 fix" in page.locator("p.compared").inner_text()
+    badges = {
+        kind: page.locator(f"details.scenario .change.ch-{kind}").count()
+        for kind in ("regressed", "fixed", "added")
+    }
+    assert badges == {"regressed": 2, "fixed": 1, "added": 1}
+    assert page.locator('details[data-change="added"] .change').inner_text().lower() == "new"
+    total = page.locator("details.scenario").count()
+
+    regressed = page.locator('button[data-change="regressed"]')
+    regressed.click()
+    assert regressed.get_attribute("aria-pressed") == "true"
+    assert visible_names(page) == [
+        "travel::book the best rated hotel in Lisbon",
+        "travel::weather in Berlin tomorrow",
+    ]
+    assert page.locator("#shown").inner_text() == f"2 of {total} shown"
+    page.locator('button[data-filter="passed"]').click()  # no regression passed
+    assert visible_names(page) == []
+    page.locator('button[data-filter="passed"]').click()
+    page.locator('button[data-change="fixed"]').click()  # one class at a time
+    assert regressed.get_attribute("aria-pressed") == "false"
+    assert visible_names(page) == ["travel::currency named in words"]
+    page.locator('button[data-change="fixed"]').click()  # pressed again: everything
+    assert len(visible_names(page)) == total
+
+    assert watch.errors == [] and watch.dialogs == []
+    assert watch.requests == [compared.as_uri()]
+    page.close()

@@ -379,7 +379,9 @@ class FileLoader:
                 expected_call(call, compiled, scope, call_loc, self.out, self._matcher_issue)
             )
             specs.append(
-                ExpectedCallSpec(call.name, args, render_path(call_loc), self.out.line_of(call_loc))
+                ExpectedCallSpec(
+                    call.name, args, render_path(call_loc), self.out.line_of(call_loc), call.id
+                )
             )
         check_labels(expected, where, self.out)
         return expected, specs

@@ -4,14 +4,18 @@ The input is a cassette (``harness run --record``), an OTLP JSON trace file (``-
 or a JSON report (``--json``). The draft holds the run's input, its model, and one expected call
 per call the agent made, in order. Values that would make a brittle test — uuids, timestamps
 and dates, ids with digits, long free text — become tolerant matchers (``{$regex: ...}``,
-``{$type: string}``) with a comment saying what was there. The result loads with
-``harness validate`` as written (given the agent), and passes against the replay it came from.
+``{$type: string}``) with a comment saying what was there. An argument equal to a value an
+earlier call returned, and not in the user's words, becomes ``{$ref: <label>.result.<path>}``
+and that call gets the ``id:`` label, so the draft survives fixture ids changing (docs/metrics.md,
+Data flow). The result loads with ``harness validate`` as written (given the agent), and passes
+against the replay it came from.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -102,6 +106,8 @@ class Draft:
     input: Any
     calls: tuple[tuple[str, Mapping[str, Any]], ...]
     answer: str | None = None
+    results: tuple[Any, ...] = ()
+    """What each call returned, by position (None: not recorded); the source of ``$ref``s."""
 
 
 def _split_id(scenario: str) -> tuple[str, str]:
@@ -142,6 +148,12 @@ def _from_cassette(text: str, where: str, name: str | None) -> Draft:
         for recording in chain
         for call in recording.response.tool_calls
     )
+    returned = {
+        message.get("tool_call_id"): message.get("text")
+        for recording in chain
+        for message in recording.messages
+        if message.get("role") == "tool" and message.get("status", "success") == "success"
+    }
     last = chain[-1].response
     answer = last.content if isinstance(last.content, str) and not last.tool_calls else None
     suite, scenario = _split_id(cassette.scenario)
@@ -155,6 +167,8 @@ def _from_cassette(text: str, where: str, name: str | None) -> Draft:
         input=_input_of(chain[0].messages),
         calls=calls,
         answer=answer,
+        # the cassette numbers a conversation's calls call_1, call_2, ... (harness.cassettes.key)
+        results=tuple(returned.get(f"call_{n}") for n in range(1, len(calls) + 1)),
     )
 
 
@@ -208,7 +222,8 @@ def _from_results(data: Mapping[str, Any], where: str, name: str | None) -> Draf
         {},
     )
     given = scenario.get("input") if "input" in scenario else scenario.get("messages")
-    calls = tuple((str(c["name"]), dict(c.get("args") or {})) for c in run.get("tool_calls") or ())
+    recorded = list(run.get("tool_calls") or ())
+    calls = tuple((str(c["name"]), dict(c.get("args") or {})) for c in recorded)
     output = run.get("output")
     return Draft(
         source=where,
@@ -219,6 +234,7 @@ def _from_results(data: Mapping[str, Any], where: str, name: str | None) -> Draf
         input=given if given is not None else "TODO: the user's message",
         calls=calls,
         answer=output if isinstance(output, str) else None,
+        results=tuple(c.get("result") if c.get("status") == "ok" else None for c in recorded),
     )
 
 
@@ -245,6 +261,7 @@ def _from_traces(path: Path, name: str | None) -> Draft:
         input=given if given is not None else _NO_INPUT,
         calls=tuple((call.name, dict(call.args)) for call in chosen.calls),
         answer=chosen.output if isinstance(chosen.output, str) else None,
+        results=tuple(call.result if call.status == "ok" else None for call in chosen.calls),
     )
 
 
@@ -337,6 +354,109 @@ def draft_file(path: Path, scenario: str | None = None) -> Draft:
     )
 
 
+# --- data flow -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DataFlow:
+    """Which calls get an ``id:`` label, and which arguments a ``$ref`` to an earlier result."""
+
+    labels: Mapping[int, str]
+    refs: Mapping[tuple[int, str], str]
+    """(call position, argument) -> the ``$ref`` target, ``<label>.result.<path>``."""
+
+
+def data_flow(draft: Draft) -> DataFlow:
+    """Each top-level argument equal to a value an earlier call returned (the latest such call,
+    the first path in it), unless the user's words hold it: a literal the user gave stays one."""
+    said = _said(draft.input)
+    labels: dict[int, str] = {}
+    refs: dict[tuple[int, str], str] = {}
+    returned = [_parsed(result) for result in draft.results]
+    for position, (_, args) in enumerate(draft.calls):
+        for key, value in args.items():
+            if not _flows(value) or _in_words(value, said):
+                continue
+            for source in range(min(position, len(returned)) - 1, -1, -1):
+                path = _path_to(returned[source], value)
+                if path is not None:
+                    label = labels.setdefault(source, _label(draft.calls, source))
+                    refs[(position, str(key))] = ".".join((label, "result", *path))
+                    break
+    return DataFlow(labels, refs)
+
+
+def _said(given: Any) -> str:
+    """The user's words in the input (a text, or a conversation's user messages)."""
+    if isinstance(given, str):
+        return given
+    if isinstance(given, list):
+        return "\n".join(
+            str(m.get("content", ""))
+            for m in given
+            if isinstance(m, Mapping) and m.get("role") == "user"
+        )
+    return ""
+
+
+def _flows(value: Any) -> bool:
+    """A value worth tracing to a result: a non-empty string or a finite number (not a bool)."""
+    if isinstance(value, str):
+        return bool(value.strip())
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _in_words(value: Any, said: str) -> bool:
+    if isinstance(value, str):
+        return value in said
+    forms = {str(value), f"{value:g}"} | ({str(int(value))} if float(value).is_integer() else set())
+    return any(re.search(rf"(?<![\w.,-]){re.escape(form)}(?![\w]|[.,]\d)", said) for form in forms)
+
+
+def _parsed(result: Any) -> Any:
+    """A result as data: a JSON object or array text parsed; other text has no paths (None)."""
+    if isinstance(result, str):
+        if result.lstrip()[:1] not in ("{", "["):
+            return None
+        try:
+            return json.loads(result)
+        except ValueError:
+            return None
+    return result
+
+
+def _path_to(data: Any, value: Any, path: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+    """The first path (keys, list indices) at which ``data`` holds ``value``, or None."""
+    if isinstance(data, Mapping):
+        for key, item in data.items():
+            if isinstance(key, str) and key and "." not in key:
+                found = _path_to(item, value, (*path, key))
+                if found is not None:
+                    return found
+        return None
+    if isinstance(data, list | tuple):
+        for index, item in enumerate(data):
+            found = _path_to(item, value, (*path, str(index)))
+            if found is not None:
+                return found
+        return None
+    if isinstance(data, bool) or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return path if isinstance(data, str) and data == value else None
+    return path if isinstance(data, int | float) and data == value else None
+
+
+def _label(calls: Sequence[tuple[str, Mapping[str, Any]]], position: int) -> str:
+    """``search_orders``; ``get_order_2`` for the second of several calls of one tool."""
+    name = calls[position][0]
+    label = re.sub(r"[^A-Za-z0-9_-]", "_", name)
+    if not re.match(r"[A-Za-z_]", label):
+        label = "_" + label
+    same = [i for i, (other, _) in enumerate(calls) if other == name]
+    return label if len(same) == 1 else f"{label}_{same.index(position) + 1}"
+
+
 # --- rendering -------------------------------------------------------------------------------
 
 
@@ -364,6 +484,11 @@ def _flow(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_flow(v) for v in value) + "]"
     return json.dumps(value)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _key(key: str) -> str:
@@ -399,14 +524,20 @@ def render(draft: Draft, *, agent: str | None = None) -> str:
     if not draft.calls:
         lines.append("      tool_calls: []   # the agent called no tool")
     else:
+        flow = data_flow(draft)
         lines.append("      tool_calls:")
-        for name, args in draft.calls:
+        for position, (name, args) in enumerate(draft.calls):
             lines.append(f"        - name: {_flow(name)}")
+            if position in flow.labels:
+                lines.append(f"          id: {flow.labels[position]}")
             if not args:
                 continue
             lines.append("          args:")
             for key, value in args.items():
-                kept = tolerant(value)
+                target = flow.refs.get((position, str(key)))
+                kept = (
+                    tolerant(value) if target is None else Tolerant({"$ref": target}, _shown(value))
+                )
                 note = f"   # was {_comment(kept.was)}" if kept.was else ""
                 lines.append(f"            {_key(str(key))}: {_flow(kept.value)}{note}")
     if draft.answer:

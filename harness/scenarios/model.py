@@ -36,6 +36,8 @@ class ExpectedCallSpec:
     args: Mapping[str, Any]
     path: str
     line: int | None
+    label: str | None = None
+    """Its ``id:``, which other expected calls' ``$ref``s name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,9 @@ class RulePatternSpec:
     arg_paths: tuple[str, ...] = ()
     arg_paths_at: str = ""
     """Where ``arg_paths`` are written (``...grounded.args``)."""
+    same_of: str | None = None
+    """``before.first``: the ``then`` pattern's tool name or glob, whose arguments ``$same``
+    reads."""
 
 
 @dataclass(frozen=True, slots=True)

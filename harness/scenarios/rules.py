@@ -115,12 +115,15 @@ def pattern_specs(rules: Sequence[Rule], *sets: RuleSet) -> tuple[RulePatternSpe
 def _patterns(item: Mapping[str, Any], where: PathKey, out: Collector) -> list[RulePatternSpec]:
     """A compiled rule's call patterns, as written, with their paths and lines."""
     found: list[tuple[Any, PathKey, tuple[str, ...]]] = []
+    same_of = None
     if "forbid" in item:
         found.append((item["forbid"], (*where, "forbid"), ()))
     elif "allow" in item:
         found += [(p, (*where, "allow", i), ()) for i, p in enumerate(item["allow"])]
     elif "before" in item:
         found += [(item["before"][key], (*where, "before", key), ()) for key in ("first", "then")]
+        then = item["before"]["then"]
+        same_of = then if isinstance(then, str) else then["name"]
     elif "grounded" in item:
         grounded = item["grounded"]
         paths = grounded["args"]
@@ -136,7 +139,10 @@ def _patterns(item: Mapping[str, Any], where: PathKey, out: Collector) -> list[R
         else:
             name, args = pattern["name"], pattern.get("args") or {}
         at = render_path((*loc[:-1], "args")) if paths else ""
-        specs.append(RulePatternSpec(name, args, render_path(loc), out.line_of(loc), paths, at))
+        reads = same_of if loc[-1] == "first" else None
+        specs.append(
+            RulePatternSpec(name, args, render_path(loc), out.line_of(loc), paths, at, reads)
+        )
     return specs
 
 

@@ -175,9 +175,12 @@ def _scenario_tool_issues(scenario: Scenario, tools: Mapping[str, Any]) -> list[
             )
             continue
         issues.extend(_argument_issues(scenario, spec, tool))
+    for group in (scenario.expected_specs, *(turn.expected_specs for turn in scenario.turns)):
+        issues.extend(_ref_issues(scenario, group, tools))
     rule_specs = [*scenario.rule_specs, *(s for turn in scenario.turns for s in turn.rule_specs)]
     for rule_spec in rule_specs:
         issues.extend(_rule_pattern_issues(scenario, rule_spec, tools))
+        issues.extend(_same_issues(scenario, rule_spec, tools))
     for name in scenario.forbid:
         if name not in tools:
             hint = suggest(name, names) or f" (tools: {', '.join(names)})"
@@ -215,6 +218,91 @@ def _rule_pattern_issues(
     return [*issues, *_path_issues(scenario, spec, matched)]
 
 
+def _ref_issues(
+    scenario: Scenario, specs: Sequence[ExpectedCallSpec], tools: Mapping[str, Any]
+) -> list[ConfigIssue]:
+    """``{$ref: <label>.args.<name>...}``: the labelled call's tool takes ``<name>`` (an unknown
+    label is a load error already; a result has no schema to check against)."""
+    labelled: dict[str, set[str]] = {}
+    for spec in specs:
+        if spec.label:
+            labelled.setdefault(spec.label, set()).add(spec.name)
+    issues = []
+    for spec in specs:
+        for key, value in spec.args.items():
+            for target in _refs_in(value):
+                parts = target.split(".")
+                names = labelled.get(parts[0])
+                if len(parts) < 3 or parts[1] != "args" or not names or not names <= tools.keys():
+                    continue
+                known = _arguments_of([tools[name] for name in names])
+                if known is None or parts[2] in known:
+                    continue
+                hint = _argument_hint(parts[2], known)
+                shown = ", ".join(sorted(names))
+                message = (
+                    f"$ref {target}: unknown argument '{parts[2]}' for tool '{shown}' "
+                    f"(labelled '{parts[0]}'){hint}"
+                )
+                issues.append(
+                    ConfigIssue(scenario.file, spec.line, f"{spec.path}.args.{key}", message)
+                )
+    return issues
+
+
+def _refs_in(value: Any) -> list[str]:
+    """The ``$ref`` targets anywhere in a raw expected value."""
+    if isinstance(value, Mapping):
+        own = [value["$ref"]] if isinstance(value.get("$ref"), str) else []
+        return own + [target for item in value.values() for target in _refs_in(item)]
+    if isinstance(value, list):
+        return [target for item in value for target in _refs_in(item)]
+    return []
+
+
+def _same_issues(
+    scenario: Scenario, spec: RulePatternSpec, tools: Mapping[str, Any]
+) -> list[ConfigIssue]:
+    """``before.first.args``' ``{$same: <path>}``: the ``then`` tools take its first name."""
+    if spec.same_of is None:
+        return []
+    sames = [
+        (key, value["$same"])
+        for key, value in spec.args.items()
+        if isinstance(value, Mapping) and isinstance(value.get("$same"), str)
+    ]
+    matched = [tools[name] for name in sorted(tools) if fnmatchcase(name, spec.same_of)]
+    known = _arguments_of(matched) if sames and matched else None
+    if known is None:
+        return []  # no $same, or `then` matches no tool (reported on its own pattern)
+    issues = []
+    for key, path in sames:
+        arg = path.split(".", 1)[0]
+        if arg in known:
+            continue
+        message = (
+            f"$same {path}: unknown argument '{arg}' for the `then` tool "
+            f"'{spec.same_of}'{_argument_hint(arg, known)}"
+        )
+        issues.append(ConfigIssue(scenario.file, spec.line, f"{spec.path}.args.{key}", message))
+    return issues
+
+
+def _arguments_of(matched: Sequence[Any]) -> set[str] | None:
+    """The arguments any of ``matched`` takes; None when one takes any (no or an open schema)."""
+    known: set[str] = set()
+    for tool in matched:
+        schema = _tool_schema(tool)
+        if schema is None or schema.get("additionalProperties"):
+            return None
+        known.update(schema.get("properties") or {})
+    return known
+
+
+def _argument_hint(arg: str, known: set[str]) -> str:
+    return suggest(arg, sorted(known)) or f" (arguments: {', '.join(sorted(known)) or 'none'})"
+
+
 def _path_issues(
     scenario: Scenario, spec: RulePatternSpec, matched: Sequence[Any]
 ) -> list[ConfigIssue]:
@@ -234,17 +322,14 @@ def _unknown_in_all(
 ) -> list[ConfigIssue]:
     """An error for each argument no tool of ``matched`` takes (a tool without a schema, or
     with an open one, takes any)."""
-    known: set[str] = set()
-    for tool in matched:
-        schema = _tool_schema(tool)
-        if schema is None or schema.get("additionalProperties"):
-            return []
-        known.update(schema.get("properties") or {})
+    known = _arguments_of(matched)
+    if known is None:
+        return []
     issues = []
     for path, key in where:
         if key in known:
             continue
-        hint = suggest(key, sorted(known)) or f" (arguments: {', '.join(sorted(known)) or 'none'})"
+        hint = _argument_hint(key, known)
         glob = _GLOB_CHARS.intersection(spec.name)
         shown = f"the tools '{spec.name}' matches" if glob else f"tool '{spec.name}'"
         issues.append(

@@ -147,7 +147,10 @@ def test_draft_from_a_json_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         == 0
     )
     text = out.read_text()
-    assert "order_id: {$regex: '^ORD-\\d+$'}   # was 'ORD-1050' (an id)" in text
+    # the ids came from earlier results: $refs to the labelled calls that returned them
+    assert "        - name: search_orders\n          id: search_orders\n" in text
+    assert "customer_id: {$ref: find_customer.result.customer_id}   # was 'C-001'" in text
+    assert "order_id: {$ref: search_orders.result.0.order_id}   # was 'ORD-1050'" in text
     assert "input: 'Cancel my most recent order, my email is ada@example.com'" in text
     assert main(["validate", str(out)]) == 0
     assert main(["run", str(out)]) == 0  # the demo model does it again: the draft passes

@@ -251,6 +251,58 @@ def test_validate_checks_rule_patterns_against_the_agents_tools(
     assert "warning: " in err and "4 configuration errors" in err
 
 
+REFS = """
+suite: v
+agent: harness.demo.orders:build
+scenarios:
+  - name: refs
+    input: "Cancel order ORD-1050"
+    expect:
+      tool_calls:
+        - {id: look, name: get_order, args: {order_id: ORD-1050}}
+        - {name: cancel_order, args: {order_id: {$ref: look.args.order_idd}}, after: look}
+        - name: refund_order
+          args: {order_id: {$ref: look.result.anything}, amount: {$ref: look.args.order_id}}
+      rules:
+        - name: lookup first
+          before:
+            first: {name: get_order, args: {order_id: {$same: order_idd}}}
+            then: "refund_*"
+        - name: lookup first, right
+          before:
+            first: {name: get_order, args: {order_id: {$same: order_id}}}
+            then: refund_order
+  - name: turns
+    turns:
+      - input: "Find ORD-1050"
+        expect:
+          tool_calls:
+            - {id: find, name: search_orders, args: {customer_id: C-001}}
+            - {name: get_order, args: {order_id: {$ref: find.args.customer}}}
+"""
+
+
+def test_validate_checks_ref_and_same_arguments_against_the_agents_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, REFS)
+    found = [str(issue).replace(f"{tmp_path}/", "") for issue in check_tools(load_paths([path]))]
+    # a result has no schema ($ref look.result...), and the right $same and $ref pass
+    assert found == [
+        "suite.yaml:9: scenarios[0].expect.tool_calls[1].args.order_id: $ref "
+        "look.args.order_idd: unknown argument 'order_idd' for tool 'get_order' (labelled "
+        "'look') — did you mean 'order_id'?",
+        "suite.yaml:15: scenarios[0].expect.rules[0].before.first.args.order_id: $same "
+        "order_idd: unknown argument 'order_idd' for the `then` tool 'refund_*' — did you mean "
+        "'order_id'?",
+        "suite.yaml:27: scenarios[1].turns[0].expect.tool_calls[1].args.order_id: $ref "
+        "find.args.customer: unknown argument 'customer' for tool 'search_orders' (labelled "
+        "'find') — did you mean 'customer_id'?",
+    ]
+    assert main(["validate", str(path)]) == 2
+    assert "3 configuration errors" in capsys.readouterr().err
+
+
 def test_a_glob_matching_no_tool_is_only_a_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

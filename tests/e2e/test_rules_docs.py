@@ -4,7 +4,7 @@ Every ``<!-- rules-output -->`` block of the documentation is output of the demo
 (scenarios/orders.yaml, scenarios/bookings.yaml) run without their ``xfail:`` marks; every
 ``<!-- rules-bad: FILE -->`` example is a file whose load error is the next text block. The
 README's runnable rules example (``<!-- readme-yaml: rules.yaml -->``) is run with the other
-readme-yaml blocks (tests/harness/runner/test_conversations.py).
+readme-yaml blocks (tests/harness/run/test_conversations.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """``harness draft`` writes ``id:`` labels and ``$ref``s where an argument is a value an earlier
-call returned (harness.scenarios.draft.data_flow), so a drafted scenario survives its fixtures changing.
+call returned (harness.scenarios.draft.data_flow), so a drafted scenario survives its fixtures
+changing.
 
 A real recorded run of the orders demo (SQLite, demo model) -> draft -> validate -> replay; then
 the same draft against changed fixture data passes, and the literal the $ref replaced fails.

@@ -1,4 +1,4 @@
-"""``harness eval-traces``: score recorded OTLP JSON traces against scenarios, streamed."""
+"""``harness eval-traces``: score recorded OTLP JSON traces against scenarios and policies."""
 
 from __future__ import annotations
 
@@ -40,6 +40,17 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
     if missing:
         err.print(f"no such trace file: {', '.join(missing)}", style="bold red", markup=False)
         return EXIT_CONFIG
+    if not args.scenarios and not args.rules:
+        err.print("give --scenarios PATH..., --rules POLICY..., or both", style="bold red")
+        return EXIT_CONFIG
+    if args.rules:
+        from harness.policies.console import load_or_print
+
+        policies = load_or_print(args.rules, err)
+        if policies is None:
+            return EXIT_CONFIG
+        if not args.scenarios:
+            return _policies(args, policies, redactor, out, err)
     suites = load_suites(args.scenarios, err, args.verbose, runnable=False)
     if suites is None:
         return EXIT_CONFIG
@@ -52,7 +63,36 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
             err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
             return EXIT_CONFIG
     chosen = {id(s) for s in selection.apply(scenarios)} if selection.narrows else None
-    return _score(args, scenarios, only, chosen, redactor, out, err)
+    code = _score(args, scenarios, only, chosen, redactor, out, err)
+    if not args.rules or code in (EXIT_INTERRUPTED, EXIT_CONFIG):
+        return code
+    return max(code, _policies(args, policies, redactor, out, err, beside_scenarios=True))
+
+
+def _policies(
+    args: argparse.Namespace,
+    policies: Any,
+    redactor: Redactor,
+    out: Console,
+    err: Console,
+    *,
+    beside_scenarios: bool = False,
+) -> int:
+    """``--rules``: the policies' report (harness.policies.console) and its exit code."""
+    from harness.policies.console import score_policies
+
+    return score_policies(
+        args.files,
+        policies,
+        examples=args.examples,
+        redactor=redactor,
+        out=out,
+        err=err,
+        quiet=args.quiet,
+        trace_url=args.trace_url,
+        json_path=args.json_path,
+        beside_scenarios=beside_scenarios,
+    )
 
 
 def _score(

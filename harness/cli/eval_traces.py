@@ -81,18 +81,7 @@ def _policies(
     """``--rules``: the policies' report (harness.policies.console) and its exit code."""
     from harness.policies.console import score_policies
 
-    return score_policies(
-        args.files,
-        policies,
-        examples=args.examples,
-        redactor=redactor,
-        out=out,
-        err=err,
-        quiet=args.quiet,
-        trace_url=args.trace_url,
-        json_path=args.json_path,
-        beside_scenarios=beside_scenarios,
-    )
+    return score_policies(args, policies, redactor, out, err, beside_scenarios=beside_scenarios)
 
 
 def _score(

@@ -3,13 +3,16 @@
 The console shows one table per policy (rule, severity, evaluated, violations, rate, examples),
 then the reasons of each violating rule's examples and one summary line. The JSON report gets
 the policy part (:meth:`PolicyReport.to_json`): as the whole document when no scenarios were
-given, else as the ``policies`` and ``policy_traces`` keys added to the scenario report.
+given, else as the ``policies`` and ``policy_traces`` keys added to the scenario report;
+``--markdown`` and GitHub's job summary a ``## Policies`` section, GitHub an annotation on the
+line of each failing rule (:mod:`harness.policies.markdown`).
 Exit codes: 0 every rule within its ``max_rate``, 1 an ``error`` rule above it, 2 a
 configuration error (the policy files), 5 no trace read, 130 interrupted.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from collections.abc import Sequence
@@ -27,6 +30,7 @@ from harness.cli.exit_codes import (
     EXIT_OK,
 )
 from harness.policies.load import load_policies
+from harness.policies.markdown import github_annotations, write_markdown
 from harness.policies.policy import Policy
 from harness.policies.report import PolicyReport, PolicyStats
 from harness.policies.run import evaluate_policies
@@ -52,33 +56,60 @@ def load_or_print(paths: Sequence[str], err: Console) -> list[Policy] | None:
 
 
 def score_policies(
-    files: Sequence[str],
+    args: argparse.Namespace,
     policies: Sequence[Policy],
-    *,
-    examples: int,
     redactor: Redactor,
     out: Console,
     err: Console,
-    quiet: bool = False,
-    trace_url: str | None = None,
-    json_path: str | None = None,
+    *,
     beside_scenarios: bool = False,
 ) -> int:
-    """Score the files against the policies, report, and return the exit code (module doc)."""
-    report = evaluate_policies(files, policies, examples=examples, redactor=redactor)
+    """``eval-traces --rules``: score ``args.files``, report, and return the exit code.
+
+    ``beside_scenarios``: the scenario reports were written already; the JSON and Markdown
+    files get the policy part added to them.
+    """
+    from harness.report.github import github_enabled
+
+    if not beside_scenarios:
+        for flag, given in (("--html", args.html_path), ("--junit-xml", args.junit_xml)):
+            if given:
+                err.print(
+                    f"warning: {flag} is not written for --rules alone: the policy report is "
+                    "the console, --json, --markdown and the GitHub summary",
+                    style="yellow",
+                    markup=False,
+                )
+    files = args.files
+    report = evaluate_policies(files, policies, examples=args.examples, redactor=redactor)
     for warning in report.warnings:
         err.print(
             f"warning: {warning}", style="yellow", markup=False, highlight=False, soft_wrap=True
         )
-    print_report(report, out, quiet=quiet, trace_url=trace_url)
-    if json_path:
-        write_json(report, json_path, beside_scenarios=beside_scenarios)
+    print_report(report, out, quiet=args.quiet, trace_url=args.trace_url)
+    if args.json_path:
+        write_json(report, args.json_path, beside_scenarios=beside_scenarios)
+    if args.markdown_path:
+        write_markdown(
+            report, args.markdown_path, append=beside_scenarios, trace_url=args.trace_url
+        )
+    if github_enabled(args.github):
+        _github(report, out, args.trace_url)
     if report.interrupted:
         return EXIT_INTERRUPTED
     if not report.traces:
         err.print("no traces found in " + " ".join(files), style="bold red", markup=False)
         return EXIT_NO_SCENARIOS
     return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def _github(report: PolicyReport, out: Console, trace_url: str | None) -> None:
+    """Annotations on stdout; the Markdown section added to ``$GITHUB_STEP_SUMMARY``."""
+    for line in github_annotations(report):
+        out.file.write(line + "\n")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY", "").strip()
+    if summary:
+        write_markdown(report, summary, append=True, trace_url=trace_url)
 
 
 def print_report(

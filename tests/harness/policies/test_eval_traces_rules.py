@@ -214,3 +214,32 @@ def test_examples_are_capped_and_secrets_masked(tmp_path: Path) -> None:
     assert rule["violations"] == 2 and len(rule["examples"]) == 1
     assert SECRET not in text
     assert rule["examples"][0]["call"]["args"]["api_key"] != SECRET
+
+
+def test_markdown_and_github_summary_and_annotations(
+    shop: Recorded,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    summary, markdown = tmp_path / "summary.md", tmp_path / "r.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    policy = _shop_policy(tmp_path, refund="severity: warn")
+    argv = ["eval-traces", str(shop.path), "--rules", str(policy), "--github", "-q"]
+    assert main([*argv, "--markdown", str(markdown), "--html", str(tmp_path / "r.html")]) == 1
+    captured = capsys.readouterr()
+    cancels, refunds = len(_violating(shop, "cancel_order")), len(_refund_without_lookup(shop))
+    total = len(shop.tools)
+    annotations = [line for line in captured.out.splitlines() if line.startswith("::")]
+    assert annotations == [
+        f"::error file={policy},line=6::policy shop-support / no cancelling: {cancels} of "
+        f"{total} traces violate it ({cancels / total:.1%}25, max 0.0%25)",  # % escaped
+        f"::warning file={policy},line=9::policy shop-support / refunds follow a lookup: "
+        f"{refunds} of {total} traces violate it ({refunds / total:.1%}25, max 0.0%25)",
+    ]
+    assert "--html is not written for --rules alone" in captured.err
+    assert not (tmp_path / "r.html").exists()
+    for text in (markdown.read_text(encoding="utf-8"), summary.read_text(encoding="utf-8")):
+        assert text.startswith("## Policies\n")
+        assert f"| ❌ no cancelling | error | {total} | {cancels} |" in text
+        assert f"| ⚠️ refunds follow a lookup | warn | {total} | {refunds} |" in text

@@ -88,7 +88,9 @@ def score_policies(
         )
     print_report(report, out, quiet=args.quiet, trace_url=args.trace_url)
     if args.json_path:
-        write_json(report, args.json_path, beside_scenarios=beside_scenarios)
+        write_json(
+            report, args.json_path, beside_scenarios=beside_scenarios, trace_url=args.trace_url
+        )
     if args.markdown_path:
         write_markdown(
             report, args.markdown_path, append=beside_scenarios, trace_url=args.trace_url
@@ -218,10 +220,22 @@ def _summary(report: PolicyReport) -> str:
 
 
 def write_json(
-    report: PolicyReport, path: str | os.PathLike[str], *, beside_scenarios: bool = False
+    report: PolicyReport,
+    path: str | os.PathLike[str],
+    *,
+    beside_scenarios: bool = False,
+    trace_url: str | None = None,
 ) -> None:
-    """Write the policy part to ``path``: the whole file, or keys added to a scenario report."""
+    """Write the policy part to ``path``: the whole file, or keys added to a scenario report
+    (``trace_url``: each example gets its ``url``)."""
     data = report.to_json()
+    if trace_url:
+        from harness.report.links import trace_link
+
+        for policy in data["policies"]:
+            for rule in policy["rules"]:
+                for example in rule["examples"]:
+                    example["url"] = trace_link(trace_url, example["trace_id"])
     target = Path(path)
     if beside_scenarios and target.is_file():
         document: dict[str, Any] = json.loads(target.read_text(encoding="utf-8"))

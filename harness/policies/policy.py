@@ -8,7 +8,6 @@ a rule's exception is that rule's ``rule_error`` result.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,8 +37,12 @@ class Policy:
     def evaluate(self, run: TraceRun) -> list[RuleResult]:
         """Every rule's result on ``run``, in the rules' order, each naming this policy; never
         raises (selection is the caller's: see :meth:`selects`)."""
-        trajectory = Trajectory.from_trace_run(run)
+        return self.evaluate_trajectory(Trajectory.from_trace_run(run))
+
+    def evaluate_trajectory(self, trajectory: Trajectory) -> list[RuleResult]:
+        """:meth:`evaluate` on a trajectory built once for every policy that selects a run."""
+        name = self.name
         return [
-            dataclasses.replace(result, policy=self.name)
-            for result in evaluate_rules(self.rules, trajectory)
+            RuleResult(r.rule, r.passed, r.severity, r.code, r.reason, r.calls, r.error, name)
+            for r in evaluate_rules(self.rules, trajectory)
         ]

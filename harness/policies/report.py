@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.policies.policy import Policy
 from harness.redaction import DEFAULT_REDACT_KEYS, Redactor
-from harness.rules import RuleResult
+from harness.rules import RuleResult, Trajectory
 
 if TYPE_CHECKING:
     from tracing.otel.trace_run import TraceRun
@@ -162,6 +162,7 @@ class PolicyReport:
         self.traces += 1
         results: list[RuleResult] = []
         chosen = False
+        trajectory: Trajectory | None = None  # built once, for the first policy selecting it
         for stats in self.policies:
             try:
                 selected = stats.policy.selects(run)
@@ -172,7 +173,9 @@ class PolicyReport:
                 continue
             chosen = True
             stats.selected += 1
-            found = stats.policy.evaluate(run)
+            if trajectory is None:
+                trajectory = Trajectory.from_trace_run(run)
+            found = stats.policy.evaluate_trajectory(trajectory)
             for rule, result in zip(stats.rules, found, strict=True):
                 self._count(rule, result, run, source)
             results.extend(found)

@@ -69,7 +69,8 @@ def test_violations_counted_per_rule_match_what_the_runs_called(
 ) -> None:
     report = tmp_path / "r.json"
     argv = ["eval-traces", str(shop.path), "--rules", str(_shop_policy(tmp_path))]
-    assert main([*argv, "--json", str(report), "--examples", "10"]) == 1
+    url = "http://127.0.0.1:6006/traces/{trace_id}"
+    assert main([*argv, "--json", str(report), "--examples", "10", "--trace-url", url]) == 1
     out = capsys.readouterr().out
     data = _json(report)
     assert data["traces"] == len(shop.tools) and data["unselected"] == 0
@@ -86,6 +87,7 @@ def test_violations_counted_per_rule_match_what_the_runs_called(
     example = rules["no cancelling"]["examples"][0]
     assert example["code"] == "forbidden_call" and example["call"]["name"] == "cancel_order"
     assert example["source"].startswith(f"{shop.path}:")
+    assert example["url"] == f"http://127.0.0.1:6006/traces/{example['trace_id']}"
     # the console: the table and each example's reason with its full trace id
     assert "policy shop-support" in out and "no cancelling" in out
     assert f"trace {example['trace_id']}: #{example['call']['index']} cancel_order(" in out

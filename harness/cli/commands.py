@@ -13,11 +13,11 @@ from harness.cli.common import plain
 from harness.cli.exit_codes import EXIT_OK
 
 
-def schema_command(out: Console) -> int:
-    """``harness schema``: the JSON Schema of a suite, on stdout."""
+def schema_command(out: Console, *, policies: bool = False) -> int:
+    """``harness schema``: the JSON Schema of a suite (``--policies``: a policy file), on stdout."""
     from harness.scenarios.json_schema import schema_json
 
-    out.file.write(schema_json())
+    out.file.write(schema_json(policies=policies))
     return EXIT_OK
 
 

@@ -75,7 +75,7 @@ def _dispatch(args: argparse.Namespace, out: Console, err: Console) -> tuple[int
     if args.command == "init":
         return commands.init_command(args, out, err), False
     if args.command == "schema":
-        return commands.schema_command(out), False
+        return commands.schema_command(out, policies=args.policies), False
     return commands.metrics_command(out), False
 
 

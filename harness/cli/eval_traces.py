@@ -1,4 +1,4 @@
-"""``harness eval-traces``: score recorded OTLP JSON traces against scenarios, streamed."""
+"""``harness eval-traces``: score recorded OTLP JSON traces against scenarios and policies."""
 
 from __future__ import annotations
 
@@ -45,6 +45,17 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
     if missing:
         err.print(f"no such trace file: {', '.join(missing)}", style="bold red", markup=False)
         return EXIT_CONFIG
+    if not args.scenarios and not args.rules:
+        err.print("give --scenarios PATH..., --rules POLICY..., or both", style="bold red")
+        return EXIT_CONFIG
+    if args.rules:
+        from harness.policies.console import load_or_print
+
+        policies = load_or_print(args.rules, err)
+        if policies is None:
+            return EXIT_CONFIG
+        if not args.scenarios:
+            return _policies(args, policies, redactor, out, err)
     suites = load_suites(args.scenarios, err, args.verbose, runnable=False)
     if suites is None:
         return EXIT_CONFIG
@@ -58,7 +69,25 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
             return EXIT_CONFIG
     chosen = {id(s) for s in selection.apply(scenarios)} if selection.narrows else None
     code = _score(args, scenarios, only, chosen, redactor, baseline, out, err)
-    return baseline_exit_code(code, baseline, args, err)
+    code = baseline_exit_code(code, baseline, args, err)
+    if not args.rules or code in (EXIT_INTERRUPTED, EXIT_CONFIG):
+        return code
+    return max(code, _policies(args, policies, redactor, out, err, beside_scenarios=True))
+
+
+def _policies(
+    args: argparse.Namespace,
+    policies: Any,
+    redactor: Redactor,
+    out: Console,
+    err: Console,
+    *,
+    beside_scenarios: bool = False,
+) -> int:
+    """``--rules``: the policies' report (harness.policies.console) and its exit code."""
+    from harness.policies.console import score_policies
+
+    return score_policies(args, policies, redactor, out, err, beside_scenarios=beside_scenarios)
 
 
 def _score(

@@ -180,9 +180,22 @@ def _eval_traces_parser(commands: Subcommands) -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--scenarios",
         nargs="+",
-        required=True,
         metavar="PATH",
         help="scenario files or folders whose expectations score the traces",
+    )
+    evaluate.add_argument(
+        "--rules",
+        nargs="+",
+        metavar="POLICY",
+        help="policy files (or folders of them): score every trace against each policy that "
+        "selects it (docs/production-traces.md); with or without --scenarios",
+    )
+    evaluate.add_argument(
+        "--examples",
+        type=_positive_int,
+        default=3,
+        metavar="N",
+        help="--rules: violating trace ids kept per rule (default: 3)",
     )
     evaluate.add_argument(
         "--scenario",
@@ -224,9 +237,12 @@ def _metrics_parser(commands: Subcommands) -> None:
 
 
 def _schema_parser(commands: Subcommands) -> None:
-    """``harness schema``: no arguments."""
-    commands.add_parser(
+    """``harness schema [--policies]``."""
+    schema = commands.add_parser(
         "schema", help="print the JSON Schema (2020-12) of the scenario format, for editors"
+    )
+    schema.add_argument(
+        "--policies", action="store_true", help="the schema of a policy file (eval-traces --rules)"
     )
 
 

@@ -2,7 +2,7 @@
 
 A rule is a pure function of a :class:`Trajectory`, so the same rule scores a live run, a
 recorded trace and a span stream in the app. Live runs build it with
-:meth:`Trajectory.from_sample`; the trace reader builds it from a trace's spans.
+:meth:`Trajectory.from_sample`; a read trace with :meth:`Trajectory.from_trace_run`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from tracing.records import ModelCall, ToolCall, content_text
 
 if TYPE_CHECKING:
     from harness.sample import Sample
+    from tracing.otel.trace_run import TraceRun
 
 MODEL_CALLS_KEY = "model_calls"
 """Sample metadata key: the run's model turns, a list of :class:`~tracing.records.ModelCall`
@@ -72,6 +73,19 @@ class Trajectory:
             duration=_duration(metadata.get(DURATION_KEY)),
             output=sample.output,
             not_captured=_not_captured(metadata.get(NOT_CAPTURED_KEY), len(calls)),
+        )
+
+    @classmethod
+    def from_trace_run(cls, run: TraceRun) -> Trajectory:
+        """The trajectory of a read trace (:func:`tracing.otel.trace_run.trace_run`): its calls,
+        the user messages its model calls received, its model turns, root duration and answer."""
+        return cls(
+            calls=run.calls,
+            user_inputs=run.user_inputs,
+            model_calls=run.model_calls,
+            duration=run.duration,
+            output=run.output,
+            not_captured=run.not_captured,
         )
 
 

@@ -1,4 +1,5 @@
-"""``harness schema``: the JSON Schema (2020-12) of a scenario file, for editors and CI.
+"""``harness schema``: the JSON Schema (2020-12) of a scenario file (``--policies``: of a policy
+file), for editors and CI.
 
 Generated from the loader's own pydantic models (:mod:`harness.scenarios.file_model`), so it
 cannot drift from what ``harness run`` accepts: every key with its description, the metric
@@ -20,10 +21,16 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from harness.rules.schema import KINDS, RuleSpec
+from harness.rules.schema import KINDS, PolicyRuleSpec, RuleSpec
 from harness.scenarios.file_model import ScenarioSpec, SuiteSpec
 
-__all__ = ["DIALECT", "MATCHER_DESCRIPTIONS", "scenario_schema", "schema_json"]
+__all__ = [
+    "DIALECT",
+    "MATCHER_DESCRIPTIONS",
+    "policy_schema",
+    "scenario_schema",
+    "schema_json",
+]
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -246,8 +253,9 @@ def _call_pattern(same: bool = False) -> dict[str, Any]:
     }
 
 
-def _rule_defs(defs: dict[str, Any]) -> None:
-    """``rules:`` items: call patterns in every form the loader takes, exactly one kind."""
+def _rule_defs(defs: dict[str, Any], rule_model: str = "RuleSpec") -> None:
+    """``rules:`` items: call patterns in every form the loader takes, exactly one kind
+    (``rule_model``: RuleSpec, or PolicyRuleSpec for a policy file)."""
     defs.pop("CallPatternSpec", None)
     for model, field in (
         ("BeforeSpec", "then"),
@@ -266,7 +274,7 @@ def _rule_defs(defs: dict[str, Any]) -> None:
             ]
         },
     )
-    rule = defs["RuleSpec"]
+    rule = defs[rule_model]
     kinds: dict[str, dict[str, Any]] = {
         "forbid": _call_pattern(),
         "allow": {"type": "array", "items": _call_pattern(), "minItems": 1},
@@ -280,9 +288,6 @@ def _rule_defs(defs: dict[str, Any]) -> None:
         _replace(rule, kind, shape)
     defs["BudgetSpec"]["minProperties"] = 1
     rule["oneOf"] = [{"required": [kind]} for kind in KINDS]  # exactly one kind
-    rules = {"anyOf": [{"type": "array", "items": _ref("RuleSpec")}, {"type": "null"}]}
-    for model in ("ExpectSpec", "DefaultsSpec"):
-        _replace(defs[model], "rules", rules)
 
 
 def scenario_schema() -> dict[str, Any]:
@@ -326,6 +331,9 @@ def scenario_schema() -> dict[str, Any]:
         },
     )
     _rule_defs(defs)
+    rules = {"anyOf": [{"type": "array", "items": _ref("RuleSpec")}, {"type": "null"}]}
+    for model in ("ExpectSpec", "DefaultsSpec"):
+        _replace(defs[model], "rules", rules)
     _replace(defs["ToolCallSpec"], "result", _ref("Pattern"))
     label = defs["ToolCallSpec"]["properties"]["id"]["pattern"]
     _replace(
@@ -351,6 +359,47 @@ def scenario_schema() -> dict[str, Any]:
     }
 
 
-def schema_json() -> str:
-    """The schema as indented JSON text (what ``harness schema`` prints)."""
-    return json.dumps(scenario_schema(), indent=2, ensure_ascii=False) + "\n"
+def policy_schema() -> dict[str, Any]:
+    """The schema of one policy file (harness.policies), as a JSON-ready mapping."""
+    from harness.policies.schema import PolicyFileSpec
+
+    _, generated = models_json_schema(
+        [(PolicyFileSpec, "validation"), (PolicyRuleSpec, "validation")],
+        ref_template="#/$defs/{model}",
+    )
+    defs: dict[str, Any] = dict(generated["$defs"])
+    top = defs.pop("PolicyFileSpec")
+    _rule_defs(defs, "PolicyRuleSpec")
+    rules = {"type": "array", "minItems": 1, "items": _ref("PolicyRuleSpec")}
+    _replace(top, "rules", {"anyOf": [rules, {"type": "null"}]})
+    _replace(defs["PolicySpec"], "rules", rules)
+    _replace(
+        defs["SelectSpec"],
+        "attributes",
+        {"anyOf": [{"type": "object", "additionalProperties": _ref("Pattern")}, {"type": "null"}]},
+    )
+    _replace(
+        defs["SelectSpec"],
+        "uses_tool",
+        {
+            "anyOf": [
+                {"type": "string", "minLength": 1},
+                {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                {"type": "null"},
+            ]
+        },
+    )
+    defs.update(_pattern_defs())
+    return {
+        "$schema": DIALECT,
+        "$id": "https://github.com/toolcall-harness/toolcall-harness/policy-file.schema.json",
+        "title": "toolcall-harness policy file",
+        **{key: value for key, value in top.items() if key != "title"},
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+def schema_json(*, policies: bool = False) -> str:
+    """The schema as indented JSON text (what ``harness schema [--policies]`` prints)."""
+    schema = policy_schema() if policies else scenario_schema()
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"

@@ -241,8 +241,12 @@ def _index_lines(root: yaml.Node, out: Collector) -> None:
         stack.extend(reversed(children))  # document order, so an anchor is indexed first
 
 
-def read_yaml(path: Path, out: Collector) -> Any:
-    """Parse one file safely; every problem becomes an issue carrying its line."""
+def read_yaml(
+    path: Path, out: Collector, *, expected: str = "a mapping with 'agent' and 'scenarios'"
+) -> Any:
+    """Parse one file safely; every problem becomes an issue carrying its line.
+
+    ``expected``: what an empty file should have held, for its message."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -267,7 +271,7 @@ def read_yaml(path: Path, out: Collector) -> Any:
         loader = GuardedLoader(text)  # the reader refuses control characters right here
         node = loader.get_single_node()
         if node is None:
-            out.add((), "the file is empty: expected a mapping with 'agent' and 'scenarios'")
+            out.add((), f"the file is empty: expected {expected}")
             return None
         _index_lines(node, out)
         return loader.construct_document(node)

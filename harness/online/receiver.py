@@ -82,6 +82,7 @@ def _parse(body: bytes, content_type: str) -> Mapping[str, Any]:
             HTTPStatus.BAD_REQUEST, f"the body is not an ExportTraceServiceRequest: {exc}"
         ) from None
     converted: dict[str, Any] = MessageToDict(message)
+    converted.setdefault("resourceSpans", [])  # protobuf's JSON leaves out an empty list
     return converted
 
 

@@ -1,0 +1,75 @@
+"""The processor beside what apps already run: OpenInference's LangChain instrumentor, and the
+SpanEmitter with content capture off (rules that need arguments say so, never a false verdict)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from harness import Sample
+from harness.online import TraceResult
+from harness.rules import Trajectory, evaluate_rules
+from tests.harness.online.support import RULES, Pipelines, RulesPolicy, calls_turns
+from tests.harness.online.test_processor import LOOKUP, REFUND
+from tracing import SpanEmitter
+from tracing.callback import ToolCallRecorder
+
+
+@pytest.fixture
+def pipes() -> Iterator[Pipelines]:
+    pipes = Pipelines()
+    yield pipes
+    pipes.close()
+
+
+def _run(callbacks: list[object], *turns: list[tuple[str, dict[str, object]]]) -> None:
+    from harness.demo import orders
+    from harness.models.scripted import ScriptedChatModel
+
+    graph = orders.build(ScriptedChatModel(calls_turns(*turns)), store=orders.OrderStore())
+    graph.invoke({"messages": [("user", "Refund 10 EUR on ORD-1042")]}, {"callbacks": callbacks})
+
+
+def test_openinference_traces_get_the_verdicts_the_recorder_gets(pipes: Pipelines) -> None:
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    seen: list[TraceResult] = []
+    processor = pipes.processor([RulesPolicy("support")], on_result=seen.append)
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=pipes.tracer_provider)
+    recorder = ToolCallRecorder()
+    try:
+        _run([recorder], REFUND)
+    finally:
+        instrumentor.uninstrument()
+    assert processor.force_flush(10_000)
+    sample = Sample.from_recorder(recorder, input="Refund 10 EUR on ORD-1042")
+    expected = evaluate_rules(RULES, Trajectory.from_sample(sample))
+    assert [(r.result.rule, r.result.passed, r.result.code) for r in seen] == [
+        (r.rule, r.passed, r.code) for r in expected
+    ]
+    assert not all(r.passed for r in expected)  # one rule does fail on this run
+    (root,) = [s for s in pipes.spans.get_finished_spans() if s.parent is None]
+    assert {record.trace_id for record in pipes.events()} == {root.context.trace_id}
+    assert {record.span_id for record in pipes.events()} == {root.context.span_id}
+
+
+def test_without_content_a_rule_on_arguments_is_an_error_never_a_verdict(
+    pipes: Pipelines,
+) -> None:
+    seen: list[TraceResult] = []
+    processor = pipes.processor([RulesPolicy("support")], on_result=seen.append)
+    # the lookup comes first, but without arguments nobody can tell it was the same order
+    _run([SpanEmitter(pipes.tracer_provider, capture_content=False)], LOOKUP, REFUND)
+    assert processor.force_flush(10_000)
+    by_rule = {r.result.rule: r for r in seen}
+    lookup = by_rule["lookup before refund"]  # needs order_id: not captured
+    assert lookup.result.error and lookup.result.code == "unevaluable"
+    assert "not captured" in lookup.result.reason
+    assert not lookup.violation
+    assert by_rule["no cancels"].result.passed  # names alone decide it
+    events = {e.attributes["gen_ai.evaluation.name"]: e.attributes for e in pipes.events()}
+    assert events["rule:lookup before refund"]["error.type"] == "unevaluable"
+    assert "gen_ai.evaluation.score.label" not in events["rule:lookup before refund"]
+    assert pipes.counts("harness.rule.violations") == {}

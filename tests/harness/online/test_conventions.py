@@ -73,3 +73,22 @@ def test_without_content_a_rule_on_arguments_is_an_error_never_a_verdict(
     assert events["rule:lookup before refund"]["error.type"] == "unevaluable"
     assert "gen_ai.evaluation.score.label" not in events["rule:lookup before refund"]
     assert pipes.counts("harness.rule.violations") == {}
+
+
+def test_secret_values_never_leave_in_an_explanation(pipes: Pipelines) -> None:
+    from harness.rules import load_rules
+    from tests.support.agents import echo_agent, run_case
+
+    secret = "sk-live-0123456789abcdef"
+    seen: list[TraceResult] = []
+    rules = load_rules([{"name": "no echo", "forbid": "echo"}])
+    processor = pipes.processor([RulesPolicy("support", rules=rules)], on_result=seen.append)
+    case = echo_agent(secret)
+    run_case(case, "invoke", {"callbacks": [SpanEmitter(pipes.tracer_provider, True)]})
+    assert processor.force_flush(10_000)
+    (result,) = seen
+    assert secret in result.result.reason  # the app's own callback sees what the rule saw
+    (event,) = pipes.events()
+    explanation = event.attributes["gen_ai.evaluation.explanation"]
+    assert explanation.startswith("#1 echo(token=")
+    assert secret not in explanation

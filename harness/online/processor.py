@@ -11,9 +11,11 @@ See docs/metrics.md, "Rules", and issue 28.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -152,11 +154,29 @@ class RuleProcessor(SpanProcessor):
         self._open: OrderedDict[str, _Open] = OrderedDict()
         self._done: OrderedDict[str, None] = OrderedDict()
         """Recently finished or dropped traces: their late spans are let go, not reopened."""
+        self._queue_size = queue_size
         self._queue: queue.Queue[object] = queue.Queue(maxsize=queue_size)
         self._shut = False
         self._sweep_every = min(_SWEEP_MAX, self._timeout / 4)
-        self._worker = threading.Thread(target=self._work, name="HarnessRuleProcessor", daemon=True)
-        self._worker.start()
+        self._worker = self._start()
+        if hasattr(os, "register_at_fork"):  # a pre-forking server: each child gets a worker
+            after = weakref.WeakMethod(self._after_fork)
+            os.register_at_fork(after_in_child=lambda: _call(after))
+
+    def _start(self) -> threading.Thread:
+        worker = threading.Thread(target=self._work, name="HarnessRuleProcessor", daemon=True)
+        worker.start()
+        return worker
+
+    def _after_fork(self) -> None:
+        """In a forked child: the parent's worker and lock did not come along; its open
+        traces are the parent's to evaluate."""
+        self._lock = threading.Lock()
+        self._open = OrderedDict()
+        self._done = OrderedDict()
+        self._queue = queue.Queue(maxsize=self._queue_size)
+        if not self._shut:
+            self._worker = self._start()
 
     # SpanProcessor -------------------------------------------------------------------------
 
@@ -346,6 +366,12 @@ class RuleProcessor(SpanProcessor):
                 left += 1
         if left:
             self._signals.dropped("shutdown", left)
+
+
+def _call(method: weakref.WeakMethod[Callable[[], None]]) -> None:
+    bound = method()
+    if bound is not None:
+        bound()
 
 
 def _first(items: list[SpanItem]) -> SpanItem | None:

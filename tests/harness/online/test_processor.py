@@ -5,6 +5,7 @@ and counters into an in-memory metric reader."""
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -271,3 +272,27 @@ def test_bad_arguments_are_clear_errors_at_construction() -> None:
         RuleProcessor(["policy.yaml"])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="queue_size must be positive, got 0"):
         RuleProcessor([], queue_size=0)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_gets_its_own_worker(pipes: Pipelines) -> None:
+    seen: list[TraceResult] = []
+    processor = pipes.processor([RulesPolicy("support")], on_result=seen.append)
+    read, write = os.pipe()
+    pid = os.fork()  # a pre-forking server (gunicorn --preload) set up before the fork
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        code = 1
+        try:
+            run_orders(pipes.tracer_provider, "Refund 10 EUR on ORD-1042", REFUND)
+            flushed = processor.force_flush(5_000)
+            os.write(write, f"{flushed} {len(seen)}".encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    answer = os.read(read, 100).decode()
+    os.close(read)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert answer == f"True {len(RULES)}"
+    assert seen == []  # the parent saw nothing of the child's trace

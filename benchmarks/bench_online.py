@@ -11,13 +11,23 @@ and a no-op exporter (an app's usual set-up, minus the network). Measured: the s
 ``RuleProcessor`` holding one policy of ten rules. Each side's time is process CPU time (all
 threads: the app's and the workers'), up to ``force_flush`` returning, so evaluation is
 included; best of ``--repeat`` runs, alternating sides.
+
+Then ``harness serve``'s rate: ``serve()`` with the same policy in a child process pinned to one
+core, an app replaying the traces through the SDK's OTLP/HTTP span exporter (batches, protobuf)
+into it, and a local sink taking the events and counters it exports. Timed (wall clock) from the
+first span to the child's exit after SIGTERM, so every received trace is evaluated and its events
+sent: spans per second on one core.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
+import signal
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -211,12 +221,77 @@ def _capacity(template: _Span, traces: int) -> tuple[float, float]:
     return traces / produced, traces / total
 
 
+def _serve_child(sink: str) -> None:
+    """The child process: serve() on one core until SIGTERM."""
+    from harness.online.serve import serve
+
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+    def ready(url: str) -> None:
+        print(url, flush=True)
+
+    spans = serve([_Policy()], stop, port=0, otlp_endpoint=sink, ready=ready)
+    print(spans, flush=True)
+
+
+def _serve_rate(template: _Span, traces: int) -> tuple[float, int]:
+    """(spans/s through harness serve on one core, spans it received)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    class Sink(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+    sink = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+    threading.Thread(target=sink.serve_forever, daemon=True).start()
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--serve-child", f"http://127.0.0.1:{sink.server_address[1]}"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    url = child.stdout.readline().strip()
+    provider = TracerProvider()
+    provider.add_span_processor(
+        BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces"), max_queue_size=100_000)
+    )
+    tracer = provider.get_tracer("bench")
+    start = time.perf_counter()
+    for _ in range(traces):
+        _replay(tracer, template)
+    provider.force_flush(600_000)
+    child.send_signal(signal.SIGTERM)
+    received = int(child.stdout.readline().strip() or 0)
+    child.wait(600)
+    elapsed = time.perf_counter() - start
+    provider.shutdown()
+    sink.shutdown()
+    return received / elapsed, received
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=int, default=2_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="200 traces, 2 repeats")
+    parser.add_argument("--serve-child", metavar="SINK", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_child:
+        _serve_child(args.serve_child)
+        return
     traces, repeat = (200, 2) if args.quick else (args.traces, args.repeat)
 
     template = _template()
@@ -241,6 +316,11 @@ def main() -> None:
         f"  worker capacity {worker:,.0f} traces/s ({worker * per_trace:,.0f} spans/s) with the "
         f"app producing {app:,.0f} traces/s: a steady rate above the capacity fills the queue "
         "(queue_size traces), then drops"
+    )
+    rate, received = _serve_rate(template, traces)
+    print(
+        f"  harness serve (one core, SDK OTLP/HTTP exporter as client): {rate:,.0f} spans/s "
+        f"({received} spans received and evaluated)"
     )
 
 

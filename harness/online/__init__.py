@@ -13,7 +13,8 @@ Each rule result becomes a ``gen_ai.evaluation.result`` event (OTel Logs API) li
 trace, and the ``harness.rule.evaluations`` / ``harness.rule.violations`` /
 ``harness.rule.dropped`` / ``harness.rule.errors`` counters (OTel Metrics API). Modules:
 ``policy`` (what is evaluated, what comes out), ``reading`` (spans -> TraceRun), ``signals``
-(events and counters), ``processor``.
+(events and counters), ``processor``, ``receiver`` and ``serve`` (``harness serve``),
+``testing`` (:func:`~harness.online.testing.no_violations`: fail a test on a violation).
 """
 
 from __future__ import annotations

@@ -296,3 +296,25 @@ def test_a_forked_child_gets_its_own_worker(pipes: Pipelines) -> None:
     assert os.waitstatus_to_exitcode(status) == 0
     assert answer == f"True {len(RULES)}"
     assert seen == []  # the parent saw nothing of the child's trace
+
+
+def test_no_violations_fails_a_test_with_each_violation_and_passes_a_clean_run(
+    pipes: Pipelines,
+) -> None:
+    from harness.online.testing import no_violations
+
+    with no_violations(pipes.tracer_provider, [RulesPolicy("support")]) as results:
+        run_orders(pipes.tracer_provider, "Look up ORD-1042", LOOKUP)
+    assert len(results) == len(RULES) and all(r.result.passed for r in results)
+
+    with (
+        pytest.raises(AssertionError, match="1 rule violation") as failure,
+        no_violations(pipes.tracer_provider, [RulesPolicy("support")]),
+    ):
+        run_orders(pipes.tracer_provider, "Refund 10 EUR on ORD-1042", REFUND)
+    message = str(failure.value)
+    assert "support / lookup before refund: #1 refund_order(" in message
+    assert "no loops" not in message  # only what failed
+
+    with pytest.raises(KeyError), no_violations(pipes.tracer_provider, [RulesPolicy("s")]):
+        raise KeyError("the test's own error goes on")

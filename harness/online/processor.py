@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from harness.online.policy import OnlinePolicy, TraceResult
 from harness.online.reading import Received, SpanItem, read_trace, span_hex_id
-from harness.online.signals import Signals
+from harness.online.signals import Signals, trace_context
 from harness.redaction import Redactor
 from tracing.span_view import SpanView
 
@@ -303,15 +303,18 @@ class RuleProcessor(SpanProcessor):
                 job = None
             if job is _STOP:
                 return
-            if isinstance(job, _Flush):
-                job.done.set()
-            elif isinstance(job, _Job):
-                self._evaluate(job)
-            now = time.monotonic()
-            if now - swept >= self._sweep_every:
-                swept = now
-                for expired in self._expired(now):
-                    self._evaluate(expired)
+            try:  # whatever happens to one trace, the worker goes on with the next
+                if isinstance(job, _Flush):
+                    job.done.set()
+                elif isinstance(job, _Job):
+                    self._evaluate(job)
+                now = time.monotonic()
+                if now - swept >= self._sweep_every:
+                    swept = now
+                    for expired in self._expired(now):
+                        self._evaluate(expired)
+            except Exception:
+                self._signals.error("worker")
 
     def _expired(self, now: float) -> list[_Job]:
         """Take the open traces without a span for ``trace_timeout`` seconds."""
@@ -326,11 +329,12 @@ class RuleProcessor(SpanProcessor):
         try:
             run = read_trace(job.trace_id, job.items, job.root)
             scrub = self._signals.scrubber(run)
+            anchor = job.root if job.root is not None else _first(job.items)
+            span_id = span_hex_id(anchor) if anchor is not None else None
+            context = trace_context(job.trace_id, span_id)
         except Exception:
             self._signals.error("read")
             return
-        anchor = job.root if job.root is not None else _first(job.items)
-        span_id = span_hex_id(anchor) if anchor is not None else None
         for policy in self._policies:
             name = _name(policy)
             try:
@@ -343,7 +347,7 @@ class RuleProcessor(SpanProcessor):
             for result in results:
                 item = TraceResult(result, name, job.trace_id, span_id, job.root is not None)
                 try:
-                    self._signals.result(item, scrub)
+                    self._signals.result(item, scrub, context)
                 except Exception:
                     self._signals.error("emit", name)
                 if self._on_result is not None:

@@ -9,7 +9,6 @@ as in every report (docs/architecture.md, "Redaction").
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from typing import Any
 
 from opentelemetry._logs import LoggerProvider, LogRecord, SeverityNumber, get_logger_provider
@@ -39,6 +38,7 @@ __all__ = [
     "SCOPE",
     "VIOLATIONS",
     "Signals",
+    "trace_context",
 ]
 
 SCOPE = "harness.online"
@@ -105,8 +105,9 @@ class Signals:
             secrets_in(call.result, self._redactor, found)
         return Scrubber(self._redactor, found)
 
-    def result(self, item: TraceResult, scrub: Scrubber) -> None:
-        """One event and the counters of one rule result."""
+    def result(self, item: TraceResult, scrub: Scrubber, context: Any) -> None:
+        """One event and the counters of one rule result; ``context``: :func:`trace_context`
+        of its trace (made once per trace)."""
         rule = item.result
         counted = {"rule": rule.rule, "policy": item.policy}
         self._evaluations.add(1, counted)
@@ -129,7 +130,7 @@ class Signals:
             attributes[CODE] = rule.code
         self._logger.emit(
             LogRecord(
-                context=_context(item.trace_id, item.span_id),
+                context=context,
                 event_name=EVALUATION_EVENT,
                 severity_number=SeverityNumber.INFO if item.result.passed else SeverityNumber.WARN,
                 attributes=attributes,
@@ -155,11 +156,6 @@ class Signals:
         self._errors.add(1, attributes)
         log.exception("harness online rules: an exception in %s (counted, not raised)", stage)
 
-    def results(self, items: Iterable[TraceResult], scrub: Scrubber) -> None:
-        """:meth:`result` for each."""
-        for item in items:
-            self.result(item, scrub)
-
 
 _WHY = {
     "max_open_traces": "more traces open at once than max_open_traces",
@@ -170,7 +166,7 @@ _WHY = {
 }
 
 
-def _context(trace_id: str, span_id: str | None) -> Any:
+def trace_context(trace_id: str, span_id: str | None) -> Any:
     """A context whose current span is the evaluated trace's (root) span."""
     context = SpanContext(
         int(trace_id, 16),

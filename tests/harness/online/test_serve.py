@@ -229,3 +229,56 @@ def test_bad_requests_get_clear_answers_and_the_receiver_keeps_serving(
         ExportTraceServiceResponse()
     )
     assert receiver.spans == 0
+
+
+POLICY = """\
+policies: support
+select:
+  agent: orders
+rules:
+  - name: lookup before refund
+    before:
+      first: {name: get_order, args: {order_id: {$same: order_id}}}
+      then: refund_order
+  - name: no cancels
+    forbid: cancel_order
+"""
+
+
+def test_the_command_prints_where_it_listens_and_serves_until_sigterm(tmp_path: Any) -> None:
+    pytest.importorskip("harness.policies", reason="policy files come with harness.policies")
+    import signal
+    import subprocess
+    import sys
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY, encoding="utf-8")
+    with _sink() as sink:
+        endpoint = f"http://127.0.0.1:{sink.server_address[1]}"
+        command = [sys.executable, "-m", "harness.cli", "serve", "--rules", str(policy)]
+        command += ["--port", "0", "--otlp-endpoint", endpoint, "--trace-timeout", "5"]
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout is not None
+            line = child.stdout.readline()
+            assert line.startswith("listening on http://127.0.0.1:"), line
+            url = line.split()[-1]
+            app = TracerProvider()
+            app.add_span_processor(
+                BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces"))
+            )
+            run_orders(app, "Refund 10 EUR on ORD-1042", REFUND)
+            assert app.force_flush(10_000)
+            app.shutdown()
+        finally:
+            child.send_signal(signal.SIGTERM)
+            out, _ = child.communicate(timeout=60)
+        assert child.returncode == 0
+        assert "received" in out
+    labels = {
+        _attributes(r)["gen_ai.evaluation.name"]: _attributes(r).get(
+            "gen_ai.evaluation.score.label"
+        )
+        for r in _events(sink)
+    }
+    assert labels == {"rule:lookup before refund": "fail", "rule:no cancels": "pass"}

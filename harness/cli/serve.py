@@ -26,6 +26,16 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _grace(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
 def _port(text: str) -> int:
     try:
         value = int(text)
@@ -62,6 +72,14 @@ def add_parser(commands: Any) -> None:
         metavar="S",
         help="evaluate a trace whose root span has not arrived S seconds after its latest span "
         "(default 30)",
+    )
+    serve.add_argument(
+        "--root-grace",
+        type=_grace,
+        default=5.0,
+        metavar="S",
+        help="evaluate a trace S seconds after its root span arrives, taking the spans other "
+        "services send later (default 5; 0: at once)",
     )
     serve.add_argument(
         "--otlp-endpoint",
@@ -129,6 +147,7 @@ def serve_command(args: argparse.Namespace, out: Console, err: Console) -> int:
             host=args.host,
             port=args.port,
             trace_timeout=args.trace_timeout,
+            root_grace=args.root_grace,
             otlp_endpoint=args.otlp_endpoint,
             metric_interval=args.metric_interval,
             ready=ready,

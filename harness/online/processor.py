@@ -57,6 +57,8 @@ class _Open:
     seen: float = 0.0
     """time.monotonic() of its latest span."""
     root: SpanItem | None = None
+    due: float = 0.0
+    """With a root and a ``root_grace``: time.monotonic() when it is evaluated."""
     overflowed: bool = False
     """It passed max_spans_per_trace: its spans were let go and it will not be evaluated."""
 
@@ -102,6 +104,11 @@ class RuleProcessor(SpanProcessor):
     runs on the worker: keep it short, and do not call this processor's ``force_flush`` or
     ``shutdown`` from it (they return False / do not wait there).
 
+    ``root_grace`` (seconds, default 0) waits that long after the root ends before evaluating,
+    taking the spans that still arrive: for ``harness serve``, where the spans of other services
+    in the same trace may come in later batches than the root. In the app the local root ends
+    after its children, so none is needed.
+
     Bounds: at most ``max_open_traces`` traces are open (beyond that the oldest is dropped),
     ``max_spans_per_trace`` spans per trace (beyond that the trace is dropped), and
     ``queue_size`` traces wait for the worker (beyond that the new one is dropped). Each drop is
@@ -124,6 +131,7 @@ class RuleProcessor(SpanProcessor):
         max_open_traces: int = DEFAULT_MAX_OPEN_TRACES,
         max_spans_per_trace: int = DEFAULT_MAX_SPANS_PER_TRACE,
         queue_size: int = DEFAULT_QUEUE_SIZE,
+        root_grace: float = 0.0,
         logger_provider: LoggerProvider | None = None,
         meter_provider: MeterProvider | None = None,
         redactor: Redactor | None = None,
@@ -145,6 +153,9 @@ class RuleProcessor(SpanProcessor):
         ):
             if not value > 0:
                 raise ValueError(f"{name} must be positive, got {value!r}")
+        if not root_grace >= 0:
+            raise ValueError(f"root_grace must be 0 or more, got {root_grace!r}")
+        self._grace = float(root_grace)
         self._on_result = on_result
         self._timeout = float(trace_timeout)
         self._max_open = max_open_traces
@@ -157,7 +168,7 @@ class RuleProcessor(SpanProcessor):
         self._queue_size = queue_size
         self._queue: queue.Queue[object] = queue.Queue(maxsize=queue_size)
         self._shut = False
-        self._sweep_every = min(_SWEEP_MAX, self._timeout / 4)
+        self._sweep_every = min(_SWEEP_MAX, self._timeout / 4, (self._grace or _SWEEP_MAX) / 2)
         self._worker = self._start()
         if hasattr(os, "register_at_fork"):  # a pre-forking server: each child gets a worker
             after = weakref.WeakMethod(self._after_fork)
@@ -263,7 +274,9 @@ class RuleProcessor(SpanProcessor):
                     drop = "max_spans_per_trace"
                 else:
                     trace.items.append(item)
-            if is_root:
+            if is_root and self._grace and not trace.overflowed:
+                trace.root, trace.due = item, trace.seen + self._grace  # the sweep queues it
+            elif is_root:
                 del self._open[trace_id]
                 self._finish(trace_id)
                 if not trace.overflowed:
@@ -284,11 +297,11 @@ class RuleProcessor(SpanProcessor):
             self._done.popitem(last=False)
 
     def _job(self, trace_id: str, trace: _Open) -> _Job | None:
-        """An open trace as a job without its root (caller holds the lock)."""
+        """An open trace as a job, with its root if it arrived (caller holds the lock)."""
         self._finish(trace_id)
         if trace.overflowed or not trace.items:
             return None
-        return _Job(trace_id, trace.items, None)
+        return _Job(trace_id, trace.items, trace.root)
 
     # Worker ---------------------------------------------------------------------------------
 
@@ -316,12 +329,26 @@ class RuleProcessor(SpanProcessor):
             except Exception:
                 self._signals.error("worker")
 
+    def _is_due(self, trace: _Open, now: float) -> bool:
+        if trace.root is not None:
+            return now >= trace.due
+        return now - trace.seen >= self._timeout
+
     def _expired(self, now: float) -> list[_Job]:
-        """Take the open traces without a span for ``trace_timeout`` seconds."""
+        """Take the open traces whose root's grace has passed, and those without a span for
+        ``trace_timeout`` seconds."""
         with self._lock:
             if self._shut:
                 return []
-            stale = [t for t, trace in self._open.items() if now - trace.seen >= self._timeout]
+            stale = [
+                t
+                for t, trace in self._open.items()
+                if (
+                    now >= trace.due
+                    if trace.root is not None
+                    else now - trace.seen >= self._timeout
+                )
+            ]
             jobs = [self._job(t, self._open.pop(t)) for t in stale]
         return [job for job in jobs if job is not None]
 

@@ -24,13 +24,16 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 4318,
     trace_timeout: float = 30.0,
+    root_grace: float = 5.0,
     otlp_endpoint: str | None = None,
     metric_interval: float = 10.0,
     ready: Callable[[str], object] | None = None,
 ) -> int:
     """Receive and evaluate until ``stop`` is set, then flush; the number of spans received.
 
-    ``ready`` gets the receiver's URL once it listens (OSError when it cannot bind).
+    ``ready`` gets the receiver's URL once it listens (OSError when it cannot bind). A trace is
+    evaluated ``root_grace`` seconds after its root arrives: other services' spans of the same
+    trace may come in later batches (the SDK's batch processor sends every 5 s by default).
     """
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
@@ -55,7 +58,11 @@ def serve(
     )
     metrics = MeterProvider(resource=resource, metric_readers=[reader])
     processor = RuleProcessor(
-        policies, trace_timeout=trace_timeout, logger_provider=logs, meter_provider=metrics
+        policies,
+        trace_timeout=trace_timeout,
+        root_grace=root_grace,
+        logger_provider=logs,
+        meter_provider=metrics,
     )
     try:
         receiver = OtlpReceiver(processor, host, port)

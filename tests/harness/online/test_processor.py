@@ -318,3 +318,34 @@ def test_no_violations_fails_a_test_with_each_violation_and_passes_a_clean_run(
 
     with pytest.raises(KeyError), no_violations(pipes.tracer_provider, [RulesPolicy("s")]):
         raise KeyError("the test's own error goes on")
+
+
+def test_root_grace_takes_the_spans_that_arrive_after_the_root(pipes: Pipelines) -> None:
+    from tracing.span_view import SpanView
+
+    run_orders(pipes.tracer_provider, "Refund 10 EUR on ORD-1042", REFUND)  # no processor yet
+    spans = pipes.spans.get_finished_spans()
+    views = [(SpanView.from_readable(s), dict(s.resource.attributes)) for s in spans]
+    views.sort(key=lambda item: item[0].parent_id is not None)  # the root arrives first
+
+    def verdicts(grace: float) -> dict[str, bool]:
+        done = threading.Event()
+        seen: list[TraceResult] = []
+
+        def collect(result: TraceResult) -> None:
+            seen.append(result)
+            if len(seen) == len(RULES):
+                done.set()
+
+        processor = RuleProcessor([RulesPolicy("support")], on_result=collect, root_grace=grace)
+        try:
+            for view, resource in views:  # as harness serve receives them
+                processor.receive(view, resource)
+            assert done.wait(10)
+        finally:
+            processor.shutdown()
+        assert {r.complete for r in seen} == {True}
+        return {r.result.rule: r.result.passed for r in seen}
+
+    assert verdicts(0.3)["lookup before refund"] is False  # the refund arrived in the grace
+    assert verdicts(0.0)["lookup before refund"] is True  # read at the root: no call yet

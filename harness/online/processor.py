@@ -116,7 +116,8 @@ class RuleProcessor(SpanProcessor):
     one warning; spans of a dropped trace that arrive later are not counted again.
 
     ``force_flush(timeout_millis)`` evaluates every trace queued before the call (root ended or
-    timed out) and returns whether that finished in time; open traces stay open.
+    timed out) and returns whether that finished in time; open traces (those waiting out
+    ``root_grace`` included) stay open.
     ``shutdown(timeout_millis)`` stops taking spans, evaluates the queued traces and the open
     ones (marked incomplete) within the timeout, then stops the worker; what is still pending is
     dropped with a count (``reason="shutdown"``).
@@ -213,11 +214,12 @@ class RuleProcessor(SpanProcessor):
         except Exception:
             self._signals.error("receive")
 
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        """Evaluate every trace queued so far; True when done within the timeout."""
+    def force_flush(self, timeout_millis: int | None = 30_000) -> bool:
+        """Evaluate every trace queued so far; True when done within the timeout (None: the
+        default 30 s, as the SDK's batch processor takes it)."""
         if self._shut or threading.current_thread() is self._worker:
             return False
-        deadline = time.monotonic() + timeout_millis / 1000
+        deadline = time.monotonic() + (30_000 if timeout_millis is None else timeout_millis) / 1000
         marker = _Flush()
         try:
             self._queue.put(marker, timeout=max(0.0, deadline - time.monotonic()))

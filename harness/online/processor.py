@@ -253,8 +253,8 @@ class RuleProcessor(SpanProcessor):
     # App thread -----------------------------------------------------------------------------
 
     def _take(self, trace_id: str, item: SpanItem, is_root: bool) -> None:
-        job: _Job | None = None
-        drop: str | None = None
+        jobs: list[_Job] = []
+        drops: list[str] = []
         with self._lock:
             if self._shut:
                 return
@@ -263,9 +263,12 @@ class RuleProcessor(SpanProcessor):
                 if trace_id in self._done:
                     return  # a late span of a trace already evaluated or dropped
                 if len(self._open) >= self._max_open:
-                    oldest, _ = self._open.popitem(last=False)
+                    oldest, evicted = self._open.popitem(last=False)
+                    if evicted.root is not None:  # its root came: evaluate it now, not drop it
+                        jobs.append(_Job(oldest, evicted.items, evicted.root))
+                    elif not evicted.overflowed:  # (an overflowed one was counted already)
+                        drops.append("max_open_traces")
                     self._finish(oldest)
-                    drop = "max_open_traces"
                 trace = self._open[trace_id] = _Open()
             trace.seen = time.monotonic()
             if not trace.overflowed:
@@ -273,7 +276,7 @@ class RuleProcessor(SpanProcessor):
                     trace.overflowed = True
                     trace.items = []
                     trace.root = None
-                    drop = "max_spans_per_trace"
+                    drops.append("max_spans_per_trace")
                 else:
                     trace.items.append(item)
             if is_root and self._grace and not trace.overflowed:
@@ -283,10 +286,10 @@ class RuleProcessor(SpanProcessor):
                 self._finish(trace_id)
                 if not trace.overflowed:
                     trace.root = item
-                    job = _Job(trace_id, trace.items, item)
-        if drop is not None:
-            self._signals.dropped(drop)
-        if job is not None:
+                    jobs.append(_Job(trace_id, trace.items, item))
+        for reason in drops:
+            self._signals.dropped(reason)
+        for job in jobs:
             try:
                 self._queue.put_nowait(job)
             except queue.Full:

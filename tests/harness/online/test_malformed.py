@@ -104,3 +104,18 @@ def test_malformed_attributes_are_read_never_raised(template: _Span, data: st.Da
         assert len(pipes.events()) == len(RULES)
     finally:
         pipes.close()
+
+
+def test_a_token_count_of_unicode_digits_reads_as_unknown(template: _Span) -> None:
+    """Found by the property above: ``'¹'.isdigit()`` is true, ``int('¹')`` raises."""
+    pipes = Pipelines()
+    seen: list[TraceResult] = []
+    try:
+        processor = pipes.processor([RulesPolicy("support")], on_result=seen.append)
+        changes = {1: {"gen_ai.usage.input_tokens": "¹", "gen_ai.usage.output_tokens": "²"}}
+        _replay(pipes.tracer_provider.get_tracer("app"), template, changes, [0], None)
+        assert processor.force_flush(10_000)
+        assert pipes.counts("harness.rule.errors") == {}
+        assert len(seen) == len(RULES)
+    finally:
+        pipes.close()

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, set_value
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from harness.online.policy import OnlinePolicy, TraceResult
@@ -311,6 +312,9 @@ class RuleProcessor(SpanProcessor):
     # Worker ---------------------------------------------------------------------------------
 
     def _work(self) -> None:
+        # what the worker does (reading, the app's log and metric exporters) makes no spans of
+        # its own in instrumented libraries: they would come back here as traces to evaluate
+        attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
         swept = time.monotonic()
         while True:
             try:

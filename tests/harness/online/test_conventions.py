@@ -92,3 +92,28 @@ def test_secret_values_never_leave_in_an_explanation(pipes: Pipelines) -> None:
     explanation = event.attributes["gen_ai.evaluation.explanation"]
     assert explanation.startswith("#1 echo(token=")
     assert secret not in explanation
+
+
+def test_what_on_result_runs_in_an_instrumented_library_makes_no_new_traces(
+    pipes: Pipelines,
+) -> None:
+    from langchain_core.runnables import RunnableLambda
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    alert_chain = RunnableLambda(lambda text: f"paged: {text}", name="pager")
+    paged: list[str] = []
+
+    def alert(found: TraceResult) -> None:  # an alert sent with the app's own (traced) code
+        paged.append(alert_chain.invoke(found.result.rule))
+
+    processor = pipes.processor([RulesPolicy("support")], on_result=alert)
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=pipes.tracer_provider)
+    try:
+        _run([], REFUND)
+        assert processor.force_flush(10_000)
+    finally:
+        instrumentor.uninstrument()
+    assert len(paged) == len(RULES)
+    assert not [s for s in pipes.spans.get_finished_spans() if s.name == "pager"]
+    assert len({record.trace_id for record in pipes.events()}) == 1  # the agent's trace only

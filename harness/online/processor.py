@@ -103,7 +103,9 @@ class RuleProcessor(SpanProcessor):
     events and counters and calls ``on_result``; an exception in a policy, in ``on_result`` or
     in the reader is counted in ``harness.rule.errors`` and logged, never raised. ``on_result``
     runs on the worker: keep it short, and do not call this processor's ``force_flush`` or
-    ``shutdown`` from it (they return False / do not wait there).
+    ``shutdown`` from it (they return False / do not wait there). The worker runs with
+    instrumentation suppressed (the SDK's own batch processors do the same while exporting), so
+    what ``on_result`` or the app's log exporter does makes no spans that come back here.
 
     ``root_grace`` (seconds, default 0) waits that long after the root ends before evaluating,
     taking the spans that still arrive: for ``harness serve``, where the spans of other services

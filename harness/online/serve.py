@@ -72,12 +72,14 @@ def serve(
         metrics.shutdown()
         raise
     receiver.start()
-    if ready is not None:
-        ready(receiver.url)
-    while not stop.wait(0.5):  # a short wait: signals reach the main thread between waits
-        pass
-    receiver.close()
-    processor.shutdown()  # evaluates what is pending, then the events and counters go out
-    logs.shutdown()
-    metrics.shutdown()
+    try:
+        if ready is not None:
+            ready(receiver.url)
+        while not stop.wait(0.5):  # a short wait: signals reach the main thread between waits
+            pass
+    finally:
+        receiver.close()
+        processor.shutdown()  # evaluates what is pending, then the events and counters go out
+        logs.shutdown()
+        metrics.shutdown()
     return receiver.spans

@@ -28,7 +28,7 @@ from harness.online.policy import OnlinePolicy, TraceResult
 from harness.online.reading import Received, SpanItem, read_trace, span_hex_id
 from harness.online.signals import Signals, trace_context
 from harness.redaction import Redactor
-from tracing.span_view import SpanView
+from tracing import SpanView
 
 if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider

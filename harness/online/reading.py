@@ -14,10 +14,10 @@ from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 
+from tracing import SpanView
 from tracing.otel.producers import agent_name_of
 from tracing.otel.trace_run import AgentMark, TraceRun, read_run
 from tracing.span_reading import keeps
-from tracing.span_view import SpanView
 
 __all__ = ["Received", "SpanItem", "read_trace", "span_hex_id"]
 

@@ -22,8 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from harness.online.processor import RuleProcessor
+from tracing import SpanView
 from tracing.otlp_decode import BadSpan, KnownIds, resources_of, span_fields, spans_of
-from tracing.span_view import SpanView
 
 __all__ = ["DEFAULT_MAX_BODY", "OtlpReceiver", "decode_request"]
 

@@ -24,8 +24,7 @@ from harness.demo import orders
 from harness.models.scripted import ScriptedChatModel
 from harness.online import RuleProcessor
 from harness.rules import Rule, RuleResult, Trajectory, evaluate_rules, load_rules
-from tracing import SpanEmitter
-from tracing.callback import ToolCallRecorder
+from tracing import SpanEmitter, ToolCallRecorder
 from tracing.otel.trace_run import TraceRun
 
 RULES = load_rules(

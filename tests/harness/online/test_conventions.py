@@ -12,8 +12,7 @@ from harness.online import TraceResult
 from harness.rules import Trajectory, evaluate_rules
 from tests.harness.online.support import RULES, Pipelines, RulesPolicy, calls_turns
 from tests.harness.online.test_processor import LOOKUP, REFUND
-from tracing import SpanEmitter
-from tracing.callback import ToolCallRecorder
+from tracing import SpanEmitter, ToolCallRecorder
 
 
 @pytest.fixture

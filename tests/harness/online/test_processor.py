@@ -18,7 +18,7 @@ from harness.online import RuleProcessor, TraceResult
 from harness.rules import Forbid, Rule, Trajectory, evaluate_rules
 from harness.rules.patterns import CallPattern
 from tests.harness.online.support import RULES, Pipelines, RulesPolicy, run_orders
-from tracing.callback import ToolCallRecorder
+from tracing import ToolCallRecorder
 from tracing.otel.trace_run import TraceRun
 
 REFUND = [("refund_order", {"order_id": "ORD-1042", "amount": 10.0, "reason": "scratched"})]
@@ -321,7 +321,7 @@ def test_no_violations_fails_a_test_with_each_violation_and_passes_a_clean_run(
 
 
 def test_root_grace_takes_the_spans_that_arrive_after_the_root(pipes: Pipelines) -> None:
-    from tracing.span_view import SpanView
+    from tracing import SpanView
 
     run_orders(pipes.tracer_provider, "Refund 10 EUR on ORD-1042", REFUND)  # no processor yet
     spans = pipes.spans.get_finished_spans()

@@ -32,7 +32,7 @@ from harness.online.receiver import OtlpReceiver
 from harness.online.serve import serve
 from tests.harness.online.support import RULES, RulesPolicy, run_orders
 from tests.harness.online.test_processor import LOOKUP, REFUND
-from tracing.otlp_json import write_spans
+from tracing import write_spans
 
 
 class _Sink(BaseHTTPRequestHandler):

@@ -53,7 +53,7 @@ $(BENCH_STAMP): pyproject.toml
 # bench_metrics needs Ragas, so it runs in .venv-bench; the others run in the main .venv.
 # Extra options go to every benchmark, e.g. `make bench BENCH_ARGS=--quick`.
 BENCH_ARGS ?=
-BENCH_MAIN := bench_matching bench_capture bench_runner bench_eval_traces
+BENCH_MAIN := bench_matching bench_capture bench_runner bench_eval_traces bench_online
 
 bench: $(BENCH_STAMP) $(STAMP)
 	@status=0; \

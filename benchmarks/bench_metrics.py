@@ -238,9 +238,9 @@ PROOFS_GIVEN = "ToolCallAccuracy, argument bytes looked up, not computed"
 def proofs_given_job(samples: Sequence[Any]) -> Job:
     """ToolCallAccuracy with every actual call's argument bytes taken from a table built
     beforehand: what the metric would cost if its identity proofs (``marshal.dumps`` of each
-    call's arguments, harness/metrics/_common.py) cost one lookup. A counterfactual, printed as
+    call's arguments, harness/matching.py) cost one lookup. A counterfactual, printed as
     information: how far pure-Python work other than the proofs leaves us from the target."""
-    import harness.metrics._common as common
+    import harness.matching as common
     from harness.metrics import ToolCallAccuracy
 
     dumps = common._dumps

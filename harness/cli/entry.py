@@ -64,6 +64,10 @@ def _dispatch(args: argparse.Namespace, out: Console, err: Console) -> tuple[int
         from harness.cli.compare import compare_command
 
         return compare_command(args, out, err), False
+    if args.command == "serve":
+        from harness.cli.serve import serve_command
+
+        return serve_command(args, out, err), False
     if args.command == "validate":
         from harness.cli.validate import validate_command
 

@@ -34,6 +34,9 @@ def build_parser(defaults: Mapping[str, Any] | None = None) -> argparse.Argument
     _schema_parser(commands)
     _draft_parser(commands)
     _init_parser(commands)
+    from harness.cli.serve import add_parser as add_serve_parser
+
+    add_serve_parser(commands)
     return parser
 
 

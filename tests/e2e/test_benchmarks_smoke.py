@@ -6,7 +6,7 @@ import marshal
 
 import pytest
 
-import harness.metrics._common as common
+import harness.matching as common
 from benchmarks.bench_metrics import PROOFS_GIVEN, main
 
 

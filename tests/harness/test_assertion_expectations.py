@@ -10,7 +10,7 @@ import pytest
 from langchain_core.tools import tool
 
 from harness.assertions import expect_tools
-from tests.harness.runner.test_assertion_rules import (
+from tests.harness.test_assertion_rules import (
     ADA,
     CANCEL,
     FIND,

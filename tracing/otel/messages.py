@@ -186,7 +186,7 @@ def _int(value: Any) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and value.isascii() and value.isdigit():  # '¹'.isdigit() too
         return int(value)
     return None
 

@@ -49,6 +49,7 @@ from harness.scoring import NOT_CAPTURED, all_passed, judge, scored_run, verdict
 from tracing.conventions import GENAI_OUTPUT_MESSAGES, CallSpanKind, classify
 from tracing.exporter import SpanView
 from tracing.frozen import quick_init
+from tracing.otlp.sources import SpanSource, readable
 from tracing.otlp_json import OtlpJsonError, OtlpJsonReader, OtlpTrace
 from tracing.records import ToolCall
 from tracing.span_reading import json_value
@@ -189,9 +190,10 @@ def _recorded(trace: OtlpTrace, path: str) -> RecordedTrace:
 
 
 def iter_recorded_traces(
-    path: str | Path, errors: list[OtlpJsonError] | None = None
+    path: str | Path | SpanSource, errors: list[OtlpJsonError] | None = None
 ) -> Iterator[RecordedTrace]:
-    """Stream every trace of an OTLP JSON file; unreadable lines go to ``errors``."""
+    """Stream every trace of a trace file (any format) or source; what cannot be read goes to
+    ``errors``."""
     reader = OtlpJsonReader(path)
     shown = str(path)
     reported = 0
@@ -384,7 +386,7 @@ KEPT_RESULTS = 500
 
 
 def evaluate_traces(
-    paths: Sequence[str | Path],
+    paths: Sequence[str | Path | SpanSource],
     scenarios: Sequence[Scenario],
     *,
     only: Scenario | None = None,
@@ -462,7 +464,9 @@ def traces_result(
     )
 
 
-def _stream_guard(path: str | Path, errors: list[OtlpJsonError]) -> Iterator[RecordedTrace]:
-    """The file's traces, streamed; an unopenable file raises OSError before the first one."""
-    Path(path).open("rb").close()
+def _stream_guard(
+    path: str | Path | SpanSource, errors: list[OtlpJsonError]
+) -> Iterator[RecordedTrace]:
+    """The input's traces, streamed; an unopenable file raises OSError before the first one."""
+    readable(path)
     return iter_recorded_traces(path, errors)

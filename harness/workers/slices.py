@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from tracing.otlp.sources import splits_by_line
 from tracing.otlp_json import FileSlice
 
 SLICE_BYTES = 8 * 1024 * 1024
@@ -60,7 +61,7 @@ def _iter_slices(paths: Iterable[str | Path], sizes: SliceSizes) -> Iterator[Fil
     lengths = [_length(path) for path in paths]
     left = sum(lengths)
     for path, size in zip(paths, lengths, strict=True):
-        if size <= sizes(left):
+        if size <= sizes(left) or not splits_by_line(path):  # gzip, documents, protobuf: whole
             yield FileSlice(path)
         else:
             yield from _cut(path, size, sizes, left)

@@ -14,7 +14,7 @@ that runs past the end of the file ends it (truncated, or not this format at all
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 from google.protobuf.message import DecodeError
@@ -95,7 +95,9 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes:
     return b"".join(parts)
 
 
-def read_frames(stream: IO[bytes], report: Report) -> Iterator[tuple[int, bytes]]:
+def read_frames(
+    stream: IO[bytes], report: Callable[[int, str], None]
+) -> Iterator[tuple[int, bytes]]:
     """``(record number, message bytes)`` per length-prefixed message; a cut ends the stream."""
     record = 0
     try:

@@ -71,10 +71,15 @@ class Report(Protocol):
 class SpanSource(Protocol):
     """Spans in input order, in batches that say where they were read."""
 
-    name: str
-    """What errors name: the file, ``<stdin>`` or the URL."""
-    unit: str
-    """What a location counts: ``line``, ``record`` or ``page``."""
+    @property
+    def name(self) -> str:
+        """What errors name: the file, ``<stdin>`` or the URL."""
+        ...
+
+    @property
+    def unit(self) -> str:
+        """What a location counts: ``line``, ``record`` or ``page``."""
+        ...
 
     def batches(self, report: Report) -> Iterator[Batch]:
         """The spans, batch by batch; unreadable content goes to ``report`` and is skipped."""

@@ -32,12 +32,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any
 
 import ijson
-from google.protobuf.message import DecodeError
-from opentelemetry.proto.logs.v1.logs_pb2 import LogsData
 
 from tracing.otlp.lines import loads
-from tracing.otlp.protobuf import any_value, key_values, read_frames
-from tracing.otlp.sources import READ_ERRORS, Batch, Report, SpanSource, sniff, why_unreadable
+from tracing.otlp.sources import (
+    NEEDS_PROTO,
+    READ_ERRORS,
+    Batch,
+    Report,
+    SpanSource,
+    sniff,
+    why_unreadable,
+)
 from tracing.otlp_decode import BadSpan, SpanFields, _hex_id, _read_attributes, _value
 from tracing.span_view import SpanEvent
 
@@ -88,6 +93,8 @@ def _json_records(request: Any) -> list[Any]:
 
 
 def _proto_row(record: Any) -> Row | None:
+    from tracing.otlp.protobuf import any_value, key_values
+
     attributes = key_values(record.attributes)
     name = record.event_name or attributes.get(_EVENT_NAME)
     if not name or not record.trace_id or not record.span_id:
@@ -171,6 +178,14 @@ class _Reading:
             self.error(1, why_unreadable(exc))
 
     def _protobuf(self, data: IO[bytes]) -> Iterator[Row]:
+        try:
+            from google.protobuf.message import DecodeError
+            from opentelemetry.proto.logs.v1.logs_pb2 import LogsData
+
+            from tracing.otlp.protobuf import read_frames
+        except ImportError:
+            self.error(1, NEEDS_PROTO)
+            return
         for record, body in read_frames(data, self.error):
             message = LogsData()
             try:

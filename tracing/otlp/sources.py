@@ -36,6 +36,7 @@ from tracing.otlp_decode import KnownIds, SpanFields, why_skipped
 
 __all__ = [
     "JSON_LINE_LIMIT",
+    "NEEDS_PROTO",
     "Batch",
     "Decode",
     "FileSource",
@@ -89,6 +90,11 @@ class SpanSource(Protocol):
 JSON_LINE_LIMIT = 8 * 1024 * 1024
 """A first line longer than this is not read whole to tell JSON lines from a document: the file
 is read by the streaming parser (which reads JSON lines too, only slower)."""
+
+NEEDS_PROTO = (
+    "the Collector's protobuf format (format: proto) needs opentelemetry-proto: "
+    "pip install 'toolcall-harness[otlp]'"
+)
 
 _HEAD = 64 * 1024
 _BLOCK = 1024 * 1024
@@ -329,7 +335,7 @@ class FileSource:
                 raw.close()
 
     def _read(self, raw: IO[bytes], report: Report) -> Iterator[Batch]:
-        from tracing.otlp import document, lines, protobuf
+        from tracing.otlp import document, lines
 
         try:
             stream = sniff(raw)
@@ -349,6 +355,11 @@ class FileSource:
             yield from document.document_batches(stream.data, report)
         elif shape == "protobuf":
             self.unit = "record"
+            try:
+                from tracing.otlp import protobuf
+            except ImportError:
+                report(1, NEEDS_PROTO)
+                return
             yield from protobuf.proto_batches(stream.data, report)
         elif shape != "empty":
             report(1, _unknown(stream))

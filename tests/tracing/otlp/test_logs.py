@@ -32,8 +32,8 @@ EVENT = "gen_ai.client.inference.operation.details"
 def sdk_log_bodies() -> list[bytes]:
     """``ExportLogsServiceRequest`` bodies the OTel Logs SDK's OTLP/HTTP exporter sent: three
     events inside a span, and one plain log line."""
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry._logs import LogRecord
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
     from opentelemetry.sdk.trace import TracerProvider

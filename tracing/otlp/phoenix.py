@@ -11,9 +11,11 @@ What Phoenix keeps differs from the OTLP it was sent: span ids and times (to the
 are kept; attributes come back flattened to dotted keys (lists of primitives stay lists, read
 here as tuples, as OTLP arrays are), and ``openinference.span.kind`` comes back as the span's
 ``span_kind``, which is put back as that attribute unless it is ``UNKNOWN`` (what Phoenix says
-of a span without one). Phoenix also fills in OpenInference attributes it derives from
-``gen_ai.*`` ones when it ingests a span, so a span read from Phoenix may carry both. The spans
-of a trace are handed on by end time, the order an exporter writes them in.
+of a span without one). When Phoenix ingests a GenAI span (one with ``gen_ai.operation.name``)
+it fills in the OpenInference attributes it derives from the ``gen_ai.*`` ones (and drops what
+is empty: a tool's ``{}`` arguments); those are left out again, so the span reads as it was
+sent, by its GenAI attributes, which Phoenix keeps. The spans of a trace are handed on by end
+time, the order an exporter writes them in.
 
 The address: ``phoenix://HOST:PORT/PROJECT`` (HTTP) or ``phoenix+https://HOST/PROJECT``; a path
 before the project is Phoenix's root path. The API key is the Phoenix client's:
@@ -46,6 +48,13 @@ _MAX_SPANS = 10_000_000
 """``get_spans``' limit for one page's traces (the client pages through them itself)."""
 
 _KIND = "openinference.span.kind"
+_GENAI_OPERATION = "gen_ai.operation.name"
+_DERIVED = (
+    *("openinference.", "tool.", "input.", "output.", "llm.", "embedding.", "retrieval."),
+    "session.id",
+)
+"""What Phoenix fills in from ``gen_ai.*`` attributes when it ingests a span (its
+``phoenix.trace.gen_ai.conversion``): OpenInference's keys for the same facts."""
 _STATUS: dict[str, SpanStatus] = {"OK": "OK", "ERROR": "ERROR", "UNSET": "UNSET"}
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SCHEMES = {"phoenix": "http", "phoenix+http": "http", "phoenix+https": "https"}
@@ -97,7 +106,10 @@ def span_fields(span: Any, trace_ids: KnownIds, span_ids: KnownIds) -> SpanField
     context = span["context"]
     attributes = {key: _plain(value) for key, value in (span.get("attributes") or {}).items()}
     kind = span.get("span_kind")
-    if isinstance(kind, str) and kind != "UNKNOWN":
+    if _GENAI_OPERATION in attributes:
+        # what Phoenix derived from the GenAI attributes, which are all still there
+        attributes = {k: v for k, v in attributes.items() if not k.startswith(_DERIVED)}
+    elif isinstance(kind, str) and kind != "UNKNOWN":
         attributes.setdefault(_KIND, kind)
     parent = span.get("parent_id")
     message = span.get("status_message")
@@ -154,9 +166,21 @@ class PhoenixSource:
         """One batch per page of traces; a failed call ends the pull with one error."""
         import httpx
         from phoenix.client import Client
+        from phoenix.client.utils.config import get_env_client_headers
+
+        # the client's own HTTP client, with the timeout on every call (its version check too)
+        http = httpx.Client(
+            base_url=self.address.base_url,
+            headers=get_env_client_headers(),
+            timeout=httpx.Timeout(self.timeout),
+        )
+        with http:
+            yield from self._pages(Client(http_client=http), report)
+
+    def _pages(self, client: Any, report: Report) -> Iterator[Batch]:
+        import httpx
         from phoenix.client.exceptions import PhoenixException
 
-        client = Client(base_url=self.address.base_url)
         project = self.address.project
         start, seen, size, number = self.since, set[str](), self.page, 0
         try:

@@ -1,7 +1,9 @@
-"""Stream an OTLP JSON file (the format of :mod:`tracing.otlp_json`) into spans and traces.
+"""Stream a trace file (the format of :mod:`tracing.otlp_json`, or any other a
+:mod:`tracing.otlp` source reads) into spans and traces.
 
-Reading streams line by line and never holds the file. Which traces are held, and when a trace
-is complete (the rule):
+Reading streams line by line (record by record, for sources that are not JSON lines: a
+"line" below is a record there) and never holds the file. Which traces are held, and when a
+trace is complete (the rule):
 
 * Only *open* traces are held, and of each only what the tool-call conversion needs (its tool and
   chat spans, and the parent link of every span), so memory is bounded by the open traces, not

@@ -65,12 +65,17 @@ def _same(found: dict[str, OtlpTrace], truth: dict[str, OtlpTrace]) -> None:
         (b'{\n  "data": [\n  ]\n}\n', "document", False),
         (b'  {"batches": [\n', "document", False),
         (b"[\n1]", "document", False),
-        (gzip.compress(b'{"a": 1}\n'), "lines", True),
-        (gzip.compress(b'{\n"trace": {}}'), "document", True),
+        (gzip.compress(b'{"a": 1}\n', mtime=0), "lines", True),
+        (gzip.compress(b'{\n"trace": {}}', mtime=0), "document", True),
         (b"\x00\x00\x00\x03\x0a\x01\x00", "protobuf", False),
         (b"\x28\xb5\x2f\xfd\x00\x00", "zstd", False),
         (b"\x89PNG\r\n\x1a\n\x00\x00", "unknown", False),
         (b"resourceSpans", "unknown", False),
+    ],
+    ids=[
+        *("empty", "blank", "json lines", "lines after blank lines", "broken first line"),
+        *("byte order mark", "pretty document", "document opening", "array document"),
+        *("gzipped lines", "gzipped document", "protobuf", "zstd", "png", "text"),
     ],
 )
 def test_the_shape_is_found_by_content(data: bytes, shape: str, compressed: bool) -> None:

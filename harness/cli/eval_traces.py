@@ -1,9 +1,8 @@
-"""``harness eval-traces``: score recorded OTLP JSON traces against scenarios, streamed."""
+"""``harness eval-traces``: score recorded traces against scenarios, streamed."""
 
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 from rich.console import Console
@@ -36,9 +35,14 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
         return EXIT_CONFIG
     if not trace_url_ok(args, err):
         return EXIT_CONFIG
-    missing = [path for path in args.files if not os.path.isfile(path)]
-    if missing:
-        err.print(f"no such trace file: {', '.join(missing)}", style="bold red", markup=False)
+    from tracing.otlp.inputs import InputError, trace_inputs
+
+    try:
+        inputs = trace_inputs(
+            args.files, logs=args.logs, pull=args.pull, since=args.since, until=args.until
+        )
+    except InputError as exc:
+        err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
         return EXIT_CONFIG
     suites = load_suites(args.scenarios, err, args.verbose, runnable=False)
     if suites is None:
@@ -52,11 +56,12 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
             err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
             return EXIT_CONFIG
     chosen = {id(s) for s in selection.apply(scenarios)} if selection.narrows else None
-    return _score(args, scenarios, only, chosen, redactor, out, err)
+    return _score(args, inputs, scenarios, only, chosen, redactor, out, err)
 
 
 def _score(
     args: argparse.Namespace,
+    inputs: list[Any],
     scenarios: list[Any],
     only: Any,
     chosen: set[int] | None,
@@ -66,10 +71,11 @@ def _score(
 ) -> int:
     """Stream every trace through the workers into the reports; the exit code.
 
-    ``only``: the ``--scenario`` that scores every trace; ``chosen``: the ids of the ``-k``
-    selection (None: every scenario).
+    ``inputs``: paths and sources (:func:`tracing.otlp.inputs.trace_inputs`); ``only``: the
+    ``--scenario`` that scores every trace; ``chosen``: the ids of the ``-k`` selection (None:
+    every scenario).
     """
-    from harness.evaluate_traces import KEPT_RESULTS
+    from harness.evaluate_traces import KEPT_RESULTS, evaluate_traces
     from harness.parallel import LocalPool, default_workers
     from harness.parallel.traces import evaluate_traces_in_workers
     from harness.report.base import ReportFeed
@@ -89,16 +95,27 @@ def _score(
     )
     try:
         with collector_for_a_command():
-            result = evaluate_traces_in_workers(
-                args.files,
-                scenarios,
-                executor=LocalPool(args.workers or default_workers()),
-                only=only,
-                selected=selected,
-                progress=feed.add,
-                errors=unreadable,
-                keep=KEPT_RESULTS,
-            )
+            if all(isinstance(item, str) for item in inputs):  # files: cut for the pool
+                result = evaluate_traces_in_workers(
+                    inputs,
+                    scenarios,
+                    executor=LocalPool(args.workers or default_workers()),
+                    only=only,
+                    selected=selected,
+                    progress=feed.add,
+                    errors=unreadable,
+                    keep=KEPT_RESULTS,
+                )
+            else:  # standard input, --logs, --from: read in this process
+                result = evaluate_traces(
+                    inputs,
+                    scenarios,
+                    only=only,
+                    selected=selected,
+                    progress=feed.add,
+                    errors=unreadable,
+                    keep=KEPT_RESULTS,
+                )
     except BaseException:
         feed.abort()
         raise
@@ -106,7 +123,8 @@ def _score(
     if result.interrupted:
         return EXIT_INTERRUPTED
     if not result.total:
-        err.print("no traces found in " + " ".join(args.files), style="bold red", markup=False)
+        names = " ".join(str(item) for item in inputs)
+        err.print(f"no traces found in {names}", style="bold red", markup=False)
         return EXIT_FAILED
     # an unreadable line may have held a failing trace: do not call the run clean
     return EXIT_OK if result.ok and not unreadable else EXIT_FAILED

@@ -3,7 +3,9 @@
 ``eval-traces`` shards are :class:`~tracing.otlp_json.FileSlice` s: each file, or, when large,
 runs of whole lines whose size a :data:`SliceSizes` gives (at most :data:`SLICE_BYTES`,
 shrinking towards the end of the input); the parent counts the newlines on the way, so every
-slice knows the file line it starts at. ``run -n`` shards are contiguous ranges of positions in
+slice knows the file line it starts at. Only uncompressed JSON lines files are cut (what
+:func:`tracing.otlp.sources.splits_by_line` finds by content); gzip, documents and protobuf go
+whole. ``run -n`` shards are contiguous ranges of positions in
 the selection (:func:`plan_shards`). See docs/architecture.md, "Processes".
 """
 
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from tracing.otlp.sources import splits_by_line
 from tracing.otlp_json import FileSlice
 
 __all__ = [
@@ -74,7 +77,7 @@ def iter_slices(paths: Iterable[str | Path], sizes: SliceSizes) -> Iterator[File
     lengths = [_length(path) for path in paths]
     left = sum(lengths)
     for path, size in zip(paths, lengths, strict=True):
-        if size <= sizes(left):
+        if size <= sizes(left) or not splits_by_line(path):  # gzip, documents, protobuf: whole
             yield FileSlice(path)
         else:
             yield from _cut(path, size, sizes, left)

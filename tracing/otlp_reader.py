@@ -24,8 +24,9 @@ A line that is not valid JSON, or not shaped like a request, is reported as an
 module functions) and skipped; every other line and trace still comes out.
 
 :meth:`OtlpJsonReader.iter_traces` hands out each complete trace (its tool and chat spans, the
-parent links, its root span and the line that completed it) for callers that need more than the
-calls, e.g. ``harness eval-traces`` reading the root's ``harness.scenario`` attribute.
+parent links, its root span, the root's resource as the source gave it, the agents its spans
+name, and the line that completed it) for callers that need more than the calls, e.g. ``harness
+eval-traces`` reading the root's ``harness.scenario`` attribute.
 """
 
 from __future__ import annotations

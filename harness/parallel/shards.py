@@ -3,10 +3,9 @@
 ``eval-traces`` shards are :class:`~tracing.otlp_json.FileSlice` s: each file, or, when large,
 runs of whole lines whose size a :data:`SliceSizes` gives (at most :data:`SLICE_BYTES`,
 shrinking towards the end of the input); the parent counts the newlines on the way, so every
-slice knows the file line it starts at. Only uncompressed JSON lines files are cut (what
-:func:`tracing.otlp.sources.splits_by_line` finds by content); gzip, documents and protobuf go
-whole. ``run -n`` shards are contiguous ranges of positions in
-the selection (:func:`plan_shards`). See docs/architecture.md, "Processes".
+slice knows the file line it starts at; only uncompressed JSON lines files are cut. ``run -n``
+shards are contiguous ranges of positions in the selection (:func:`plan_shards`). See
+docs/architecture.md, "Processes".
 """
 
 from __future__ import annotations
@@ -72,7 +71,11 @@ def shrinking_sizes(workers: int) -> SliceSizes:
 
 def iter_slices(paths: Iterable[str | Path], sizes: SliceSizes) -> Iterator[FileSlice]:
     """:func:`plan_slices` by ``sizes``, one slice at a time (the first is scored while the
-    rest are cut)."""
+    rest are cut).
+
+    Only uncompressed JSON lines files are cut (the sources' detection by content,
+    :func:`~tracing.otlp.sources.splits_by_line`); gzip, documents and protobuf are one slice.
+    """
     paths = list(paths)
     lengths = [_length(path) for path in paths]
     left = sum(lengths)

@@ -1,9 +1,8 @@
-"""``harness eval-traces``: score recorded OTLP JSON traces against scenarios and policies."""
+"""``harness eval-traces``: score recorded traces against scenarios and policies, streamed."""
 
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 from rich.console import Console
@@ -37,13 +36,17 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
     if not trace_url_ok(args, err):
         return EXIT_CONFIG
     from harness.cli.compare import baseline_exit_code, load_baseline
+    from tracing.otlp.inputs import InputError, trace_inputs
 
     baseline = load_baseline(args, err)
     if isinstance(baseline, int):
         return baseline
-    missing = [path for path in args.files if not os.path.isfile(path)]
-    if missing:
-        err.print(f"no such trace file: {', '.join(missing)}", style="bold red", markup=False)
+    try:
+        inputs = trace_inputs(
+            args.files, logs=args.logs, pull=args.pull, since=args.since, until=args.until
+        )
+    except InputError as exc:
+        err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
         return EXIT_CONFIG
     if not args.scenarios and not args.rules:
         err.print("give --scenarios PATH..., --rules POLICY..., or both", style="bold red")
@@ -68,7 +71,7 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
             err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
             return EXIT_CONFIG
     chosen = {id(s) for s in selection.apply(scenarios)} if selection.narrows else None
-    code = _score(args, scenarios, only, chosen, redactor, baseline, out, err)
+    code = _score(args, inputs, scenarios, only, chosen, redactor, baseline, out, err)
     code = baseline_exit_code(code, baseline, args, err)
     if not args.rules or code in (EXIT_INTERRUPTED, EXIT_CONFIG):
         return code
@@ -92,6 +95,7 @@ def _policies(
 
 def _score(
     args: argparse.Namespace,
+    inputs: list[Any],
     scenarios: list[Any],
     only: Any,
     chosen: set[int] | None,
@@ -102,13 +106,14 @@ def _score(
 ) -> int:
     """Stream every trace through the workers into the reports; the exit code.
 
-    ``only``: the ``--scenario`` that scores every trace; ``chosen``: the ids of the ``-k``
-    selection (None: every scenario).
+    ``inputs``: paths and sources (:func:`tracing.otlp.inputs.trace_inputs`); ``only``: the
+    ``--scenario`` that scores every trace; ``chosen``: the ids of the ``-k`` selection (None:
+    every scenario).
     """
     from harness.parallel import LocalPool, default_workers
     from harness.parallel.traces import evaluate_traces_in_workers
     from harness.report.base import ReportFeed
-    from harness.traces.evaluate import KEPT_RESULTS
+    from harness.traces.evaluate import KEPT_RESULTS, evaluate_traces
 
     def selected(scenario: Any) -> bool:
         return chosen is None or id(scenario) in chosen
@@ -127,16 +132,27 @@ def _score(
     )
     try:
         with collector_for_a_command():
-            result = evaluate_traces_in_workers(
-                args.files,
-                scenarios,
-                executor=LocalPool(args.workers or default_workers()),
-                only=only,
-                selected=selected,
-                progress=feed.add,
-                errors=unreadable,
-                keep=KEPT_RESULTS,
-            )
+            if all(isinstance(item, str) for item in inputs):  # files: cut for the pool
+                result = evaluate_traces_in_workers(
+                    inputs,
+                    scenarios,
+                    executor=LocalPool(args.workers or default_workers()),
+                    only=only,
+                    selected=selected,
+                    progress=feed.add,
+                    errors=unreadable,
+                    keep=KEPT_RESULTS,
+                )
+            else:  # standard input, --logs, --from: read in this process
+                result = evaluate_traces(
+                    inputs,
+                    scenarios,
+                    only=only,
+                    selected=selected,
+                    progress=feed.add,
+                    errors=unreadable,
+                    keep=KEPT_RESULTS,
+                )
     except BaseException:
         feed.abort()
         raise
@@ -144,7 +160,8 @@ def _score(
     if result.interrupted:
         return EXIT_INTERRUPTED
     if not result.total:
-        err.print("no traces found in " + " ".join(args.files), style="bold red", markup=False)
+        names = " ".join(str(item) for item in inputs)
+        err.print(f"no traces found in {names}", style="bold red", markup=False)
         return EXIT_FAILED
     # an unreadable line may have held a failing trace: do not call the run clean
     return EXIT_OK if result.ok and not unreadable else EXIT_FAILED

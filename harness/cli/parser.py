@@ -171,14 +171,40 @@ def _eval_traces_parser(commands: Subcommands) -> argparse.ArgumentParser:
     """``harness eval-traces``: trace files, the scenarios that score them, reports."""
     evaluate: argparse.ArgumentParser = commands.add_parser(
         "eval-traces",
-        help="score recorded traces (OTLP JSON files) against scenarios",
+        help="score recorded traces (files, standard input or Phoenix) against scenarios",
         epilog="Files are read as a stream, and memory stays flat however many traces they "
         "hold: the JSON and JUnit reports are written as each trace is scored and list every "
         "one; the console and the HTML report show at most 500 results (those that did not "
         "pass first) with the counts of all of them.",
     )
     evaluate.add_argument(
-        "files", nargs="+", metavar="FILE", help="OTLP JSON files (collector file exporter format)"
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="trace files or globs, - for standard input: OTLP JSON (lines or one document), "
+        "Tempo or Jaeger JSON exports, the Collector's protobuf (format: proto), gzipped or not; "
+        "the format is found by content",
+    )
+    evaluate.add_argument(
+        "--logs",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="OTLP log files (resourceLogs) whose events (GenAI messages written as log events) "
+        "join their spans by trace and span id",
+    )
+    evaluate.add_argument(
+        "--from",
+        dest="pull",
+        metavar="URL",
+        help="pull the traces from a running Phoenix: phoenix://HOST:PORT/PROJECT "
+        "(needs toolcall-harness[phoenix]; the key from PHOENIX_API_KEY)",
+    )
+    evaluate.add_argument(
+        "--since", metavar="WHEN", help="with --from: traces started since (24h, 7d, or ISO time)"
+    )
+    evaluate.add_argument(
+        "--until", metavar="WHEN", help="with --from: traces started before (30m, or ISO time)"
     )
     evaluate.add_argument(
         "--scenarios",

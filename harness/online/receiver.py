@@ -23,7 +23,8 @@ from typing import Any
 
 from harness.online.processor import RuleProcessor
 from tracing import SpanView
-from tracing.otlp.decode import BadSpan, KnownIds, resources_of, span_fields, spans_of
+from tracing.otlp.decode import BadSpan, KnownIds, span_fields
+from tracing.otlp.tempo import request_spans
 
 __all__ = ["DEFAULT_MAX_BODY", "OtlpReceiver", "decode_request"]
 
@@ -89,21 +90,18 @@ def _parse(body: bytes, content_type: str) -> Mapping[str, Any]:
 def decode_request(request: Mapping[str, Any]) -> tuple[list[tuple[SpanView, Any]], list[str]]:
     """The spans of one request with their resource's attributes, and why others were
     skipped (one line each)."""
-    try:
-        spans = spans_of(request)
-    except BadSpan as exc:
-        raise RequestError(HTTPStatus.BAD_REQUEST, str(exc)) from None
-    resources = iter(resources_of(request))
-    left = 0
-    resource: dict[str, Any] = {}
+    blocks = request.get("resourceSpans") if isinstance(request, Mapping) else None
+    if not isinstance(blocks, list):
+        raise RequestError(
+            HTTPStatus.BAD_REQUEST, "not an ExportTraceServiceRequest: no 'resourceSpans' list"
+        )
+    spans, resources = request_spans(blocks)
     trace_ids: KnownIds = {}
     span_ids: KnownIds = {}
     out: list[tuple[SpanView, Any]] = []
     skipped: list[str] = []
     for index, span in enumerate(spans):
-        while left == 0:
-            left, resource = next(resources)
-        left -= 1
+        resource = resources[index] if isinstance(resources, list) else resources
         try:
             out.append((SpanView(*span_fields(span, trace_ids, span_ids)), resource))
         except (BadSpan, TypeError, ValueError, AttributeError, ArithmeticError) as exc:

@@ -3,8 +3,9 @@
 ``eval-traces`` shards are :class:`~tracing.otlp.file_format.FileSlice` s: each file, or, when
 large, runs of whole lines whose size a :data:`SliceSizes` gives (at most :data:`SLICE_BYTES`,
 shrinking towards the end of the input); the parent counts the newlines on the way, so every
-slice knows the file line it starts at. ``run -n`` shards are contiguous ranges of positions in
-the selection (:func:`plan_shards`). See docs/architecture.md, "Processes".
+slice knows the file line it starts at; only uncompressed JSON lines files are cut. ``run -n``
+shards are contiguous ranges of positions in the selection (:func:`plan_shards`). See
+docs/architecture.md, "Processes".
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tracing.otlp.file_format import FileSlice
+from tracing.otlp.sources import splits_by_line
 
 __all__ = [
     "SLICE_BYTES",
@@ -69,12 +71,16 @@ def shrinking_sizes(workers: int) -> SliceSizes:
 
 def iter_slices(paths: Iterable[str | Path], sizes: SliceSizes) -> Iterator[FileSlice]:
     """:func:`plan_slices` by ``sizes``, one slice at a time (the first is scored while the
-    rest are cut)."""
+    rest are cut).
+
+    Only uncompressed JSON lines files are cut (the sources' detection by content,
+    :func:`~tracing.otlp.sources.splits_by_line`); gzip, documents and protobuf are one slice.
+    """
     paths = list(paths)
     lengths = [_length(path) for path in paths]
     left = sum(lengths)
     for path, size in zip(paths, lengths, strict=True):
-        if size <= sizes(left):
+        if size <= sizes(left) or not splits_by_line(path):  # gzip, documents, protobuf: whole
             yield FileSlice(path)
         else:
             yield from _cut(path, size, sizes, left)

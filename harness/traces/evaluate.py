@@ -50,6 +50,7 @@ from tracing.otel.conventions import GENAI_OUTPUT_MESSAGES, SCENARIO_NAME, CallS
 from tracing.otel.span_reading import json_value
 from tracing.otel.span_view import SpanView
 from tracing.otlp.reader import OtlpJsonError, OtlpJsonReader, OtlpTrace
+from tracing.otlp.sources import SpanSource, readable
 from tracing.records import ToolCall
 
 __all__ = [
@@ -186,9 +187,10 @@ def _recorded(trace: OtlpTrace, path: str) -> RecordedTrace:
 
 
 def iter_recorded_traces(
-    path: str | Path, errors: list[OtlpJsonError] | None = None
+    path: str | Path | SpanSource, errors: list[OtlpJsonError] | None = None
 ) -> Iterator[RecordedTrace]:
-    """Stream every trace of an OTLP JSON file; unreadable lines go to ``errors``."""
+    """Stream every trace of a trace file (any format) or source; what cannot be read goes to
+    ``errors``."""
     reader = OtlpJsonReader(path)
     shown = str(path)
     reported = 0
@@ -381,7 +383,7 @@ KEPT_RESULTS = 500
 
 
 def evaluate_traces(
-    paths: Sequence[str | Path],
+    paths: Sequence[str | Path | SpanSource],
     scenarios: Sequence[Scenario],
     *,
     only: Scenario | None = None,
@@ -459,7 +461,9 @@ def traces_result(
     )
 
 
-def _stream_guard(path: str | Path, errors: list[OtlpJsonError]) -> Iterator[RecordedTrace]:
-    """The file's traces, streamed; an unopenable file raises OSError before the first one."""
-    Path(path).open("rb").close()
+def _stream_guard(
+    path: str | Path | SpanSource, errors: list[OtlpJsonError]
+) -> Iterator[RecordedTrace]:
+    """The input's traces, streamed; an unopenable file raises OSError before the first one."""
+    readable(path)
     return iter_recorded_traces(path, errors)

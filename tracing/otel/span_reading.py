@@ -156,6 +156,8 @@ def structured_output_ids(span: SpanView) -> set[str]:
     for event in span.events:
         if event.name == STRUCTURED_OUTPUT_EVENT:
             value = event.attributes.get(STRUCTURED_CALL_IDS)
+            if isinstance(value, str):  # an array as JSON text: how Jaeger and Zipkin carry one
+                value = _loads(value)
             if isinstance(value, (list, tuple)):
                 ids.update(item for item in value if isinstance(item, str))
     for key in _STATE_OUTPUTS:

@@ -18,9 +18,8 @@ __all__ = [
     "BadSpan",
     "KnownIds",
     "SpanFields",
-    "resources_of",
+    "resource_attributes",
     "span_fields",
-    "spans_of",
     "why_skipped",
 ]
 
@@ -239,42 +238,12 @@ def span_fields(span: Any, trace_ids: KnownIds, span_ids: KnownIds) -> SpanField
     )
 
 
-def spans_of(request: Any) -> list[Any]:
-    """The spans of one request, in order (raises BadSpan when it is not one)."""
-    if type(request) is not dict and not isinstance(request, Mapping):
-        raise BadSpan("not an ExportTraceServiceRequest: no 'resourceSpans' list")
-    resources = request.get("resourceSpans")
-    if not isinstance(resources, list):
-        raise BadSpan("not an ExportTraceServiceRequest: no 'resourceSpans' list")
-    out: list[Any] = []
-    for resource_spans in resources:
-        scopes = resource_spans.get("scopeSpans") if isinstance(resource_spans, Mapping) else None
-        if isinstance(scopes, list):
-            for scope_spans in scopes:
-                spans = scope_spans.get("spans") if isinstance(scope_spans, Mapping) else None
-                if isinstance(spans, list):
-                    out += spans
-    return out
-
-
-def resources_of(request: Mapping[str, Any]) -> list[tuple[int, dict[str, Any]]]:
-    """(how many spans it holds, its resource's attributes) of each resource block of a request
-    :func:`spans_of` accepted, in order; a resource that cannot be read has no attributes."""
-    out: list[tuple[int, dict[str, Any]]] = []
-    for resource_spans in request["resourceSpans"]:
-        if not isinstance(resource_spans, Mapping):
-            continue
-        count = 0
-        scopes = resource_spans.get("scopeSpans")
-        for scope_spans in scopes if isinstance(scopes, list) else ():
-            spans = scope_spans.get("spans") if isinstance(scope_spans, Mapping) else None
-            count += len(spans) if isinstance(spans, list) else 0
-        resource = resource_spans.get("resource")
-        try:
-            attributes = _read_attributes(
-                resource.get("attributes") if isinstance(resource, Mapping) else None
-            )
-        except (BadSpan, TypeError, ValueError, AttributeError, ArithmeticError):
-            attributes = {}
-        out.append((count, attributes))
-    return out
+def resource_attributes(resource: Any) -> dict[str, Any]:
+    """The attributes of a request's ``resource`` object (``service.name``, ...); a resource
+    that cannot be read has none (it names the service, it holds no call)."""
+    try:
+        return _read_attributes(
+            resource.get("attributes") if isinstance(resource, Mapping) else None
+        )
+    except (BadSpan, TypeError, ValueError, AttributeError, ArithmeticError, RecursionError):
+        return {}

@@ -1,7 +1,9 @@
-"""Stream an OTLP JSON file (the format of :mod:`tracing.otlp.file_format`) into spans and traces.
+"""Stream a trace file (the format of :mod:`tracing.otlp.file_format`, or any other a
+:mod:`tracing.otlp` source reads) into spans and traces.
 
-Reading streams line by line and never holds the file. Which traces are held, and when a trace
-is complete (the rule):
+Reading streams line by line (record by record, for sources that are not JSON lines: a
+"line" below is a record there) and never holds the file. Which traces are held, and when a
+trace is complete (the rule):
 
 * Only *open* traces are held, and of each only what the tool-call conversion needs (its tool and
   chat spans, and the parent link of every span), so memory is bounded by the open traces, not
@@ -22,14 +24,14 @@ A line that is not valid JSON, or not shaped like a request, is reported as an
 module functions) and skipped; every other line and trace still comes out.
 
 :meth:`OtlpJsonReader.iter_traces` hands out each complete trace (its tool and chat spans, the
-parent links, its root span and the line that completed it) for callers that need more than the
-calls, e.g. ``harness eval-traces`` reading the root's ``harness.scenario`` attribute.
+parent links, its root span, the root's resource as the source gave it, the agents its spans
+name, and the line that completed it) for callers that need more than the calls, e.g. ``harness
+eval-traces`` reading the root's ``harness.scenario`` attribute.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import warnings
 from collections.abc import Iterator, Mapping
@@ -37,21 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from tracing.otel.conventions import ERROR_TYPE, CallSpanKind, classify
 from tracing.otel.joining import calls_from_classified
 from tracing.otel.producers import agent_name_of
 from tracing.otel.span_reading import holds_structure, keeps
 from tracing.otel.span_view import SpanView
-from tracing.otlp.decode import (
-    KnownIds,
-    SpanFields,
-    resources_of,
-    span_fields,
-    spans_of,
-    why_skipped,
-)
+from tracing.otlp.sources import Batch, SpanSource, open_source
 from tracing.records import ToolCall
 
 __all__ = [
@@ -65,10 +58,6 @@ __all__ = [
 ]
 
 _REMEMBERED_COMPLETE = 65_536
-_Resources = dict[str, Any] | list[dict[str, Any]]
-"""The resource attributes of a line's spans: one mapping for all, or one per span."""
-_SPAN_ERRORS = (TypeError, ValueError, AttributeError, ArithmeticError, RecursionError)
-"""What a bad span raises in span_fields (reported as ``span N skipped: ...``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +67,14 @@ class OtlpJsonError:
     path: str
     line: int
     message: str
+    unit: str = "line"
+    """What ``line`` counts: ``line``, or ``record`` / ``page`` for sources read otherwise."""
 
     def __str__(self) -> str:
-        """``path:line: message``, like a compiler."""
-        return f"{self.path}:{self.line}: {self.message}"
+        """``path:line: message``, like a compiler (``path: record N: message`` otherwise)."""
+        if self.unit == "line":
+            return f"{self.path}:{self.line}: {self.message}"
+        return f"{self.path}: {self.unit} {self.line}: {self.message}"
 
 
 class OtlpJsonWarning(UserWarning):
@@ -179,87 +172,35 @@ class FileSlice:
         return str(self.path)
 
 
-def _loads(line: str) -> Any:
-    """Parse one request line: orjson (C, several times faster), else the standard parser.
-
-    The standard one decides what orjson refuses (NaN and Infinity literals, lone surrogate
-    escapes), so such lines read as they always did and a bad line's error is the standard
-    parser's message. One difference remains: orjson reads an integer past 64 bits as a float;
-    no OTLP field holds one (they are int64 / fixed64, written as strings).
-    """
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return json.loads(line)
-
-
 class OtlpJsonReader:
-    """Stream spans, or tool calls per trace, out of an OTLP JSON file; errors collect here."""
+    """Stream spans, or tool calls per trace, out of a trace file (or any span source); errors
+    collect here."""
 
-    def __init__(self, path: str | Path | FileSlice, *, complete_on_root: bool = True) -> None:
-        """Read ``path`` (or that part of a file); see the module docstring for when a trace
-        counts as complete."""
-        self.slice = path if isinstance(path, FileSlice) else FileSlice(Path(path))
-        self.path = Path(self.slice.path)
+    def __init__(
+        self, path: str | Path | FileSlice | SpanSource, *, complete_on_root: bool = True
+    ) -> None:
+        """Read ``path`` (or that part of a file, or that source: :mod:`tracing.otlp`); see the
+        module docstring for when a trace counts as complete."""
+        self.source = open_source(path)
+        self.path = Path(self.source.name)
         self.complete_on_root = complete_on_root
         self.errors: list[OtlpJsonError] = []
 
-    def _error(self, line: int, message: str) -> None:
-        self.errors.append(OtlpJsonError(str(self.path), line, message))
+    def _error(
+        self, location: int, message: str, *, name: str | None = None, unit: str | None = None
+    ) -> None:
+        source = self.source
+        error = OtlpJsonError(name or source.name, location, message, unit or source.unit)
+        self.errors.append(error)
 
-    def _lines(self) -> Iterator[tuple[int, list[SpanFields], _Resources]]:
-        """(line number, the spans on it, their resources) for each readable line; bad lines
-        become errors."""
-        part = self.slice
-        with self.path.open(encoding="utf-8", errors="replace") as fp:
-            if part.start:
-                fp.seek(part.start)  # a byte offset where a line starts: a clean decoder state
-            lines = fp if part.line_count is None else itertools.islice(fp, part.line_count)
-            for number, line in enumerate(lines, part.first_line):
-                if line.isspace():  # a blank line (the file's lines are never empty)
-                    continue
-                try:
-                    request = _loads(line)
-                    raw_spans = spans_of(request)
-                except ValueError as exc:  # JSONDecodeError and BadSpan
-                    self._error(number, f"not an OTLP JSON request: {exc}")
-                    continue
-                except RecursionError:  # 100,000 nested brackets: Python's parser gives up
-                    self._error(number, "not an OTLP JSON request: nested too deeply to read")
-                    continue
-                trace_ids: KnownIds = {}
-                span_ids: KnownIds = {}
-                spans: list[SpanFields]
-                blocks = resources_of(request)
-                # one resource a line (nearly every file): one mapping for every span on it
-                resources: _Resources = blocks[0][1] if len(blocks) == 1 else {}
-                try:  # every span good (almost every line): no bookkeeping per span
-                    spans = [span_fields(raw, trace_ids, span_ids) for raw in raw_spans]
-                    if len(blocks) > 1:
-                        resources = [attrs for count, attrs in blocks for _ in range(count)]
-                except _SPAN_ERRORS:
-                    # read again span by span, at the depth spans were always read at (so one
-                    # nested near the recursion limit fares the same); span_fields changes
-                    # nothing but the id dicts, which hold good ids only
-                    spans = []
-                    keep = spans.append
-                    each = [attrs for count, attrs in blocks for _ in range(count)]
-                    kept: list[dict[str, Any]] = []
-                    for position, raw in enumerate(raw_spans):
-                        try:
-                            keep(span_fields(raw, trace_ids, span_ids))
-                            kept.append(each[position] if position < len(each) else {})
-                        except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:
-                            # ArithmeticError: 1e999 (infinity) as an int, a time or a status
-                            self._error(number, f"span {position} skipped: {why_skipped(exc)}")
-                        except RecursionError:
-                            self._error(number, f"span {position} skipped: nested too deeply")
-                    resources = kept
-                yield number, spans, resources
+    def _lines(self) -> Iterator[Batch]:
+        """(location, the spans read there, whether a record ends, their resources) per batch
+        of the source; what cannot be read becomes an error."""
+        return self.source.batches(self._error)
 
     def iter_spans(self) -> Iterator[SpanView]:
         """Every readable span, in file order."""
-        for _, spans, _ in self._lines():
+        for _, spans, _, _ in self._lines():
             for fields in spans:
                 yield SpanView(*fields)
 
@@ -273,8 +214,8 @@ class OtlpJsonReader:
         complete = _RecentTraces(_REMEMBERED_COMPLETE)
         completed = complete.lines
         on_root = self.complete_on_root
-        for number, spans, resources in self._lines():
-            finished: list[str] = []
+        finished: list[str] = []
+        for number, spans, ends, resources in self._lines():
             for position, fields in enumerate(spans):
                 trace_id, span_id, _, attributes, _, _, parent_id, _, _, events = fields
                 root_line = completed.get(trace_id)
@@ -282,7 +223,7 @@ class OtlpJsonReader:
                     self._error(
                         number,
                         f"span {span_id} of trace {trace_id} arrives after the trace "
-                        f"was complete (root span on line {root_line}); skipped",
+                        f"was complete (root span on {self.source.unit} {root_line}); skipped",
                     )
                     continue
                 trace = open_traces.get(trace_id)
@@ -315,12 +256,15 @@ class OtlpJsonReader:
                     agent = agent_name_of(attributes)
                     if agent is not None:  # the agent the trace ran (TraceRun.agent)
                         trace.agents.append((fields[4], agent))
+            if not ends:
+                continue  # more of this record to come: its traces are not complete yet
             for trace_id in finished:
                 trace = open_traces.pop(trace_id, None)
                 if trace is None:
                     continue  # two roots on one line
                 complete.add(trace_id, number)
                 yield _record(trace_id, trace, number)
+            finished = []
         for trace_id, trace in open_traces.items():
             yield _record(trace_id, trace, 0)
 

@@ -480,8 +480,8 @@ _Dumper.add_representer(list, _represent_list)
 
 _HEADER = (
     "# toolcall-harness cassette: the recorded model turns of one scenario.\n"
-    "# Written by `harness run --record`; replayed by `harness run --replay` (README: Record and\n"
-    "# replay). Re-record rather than edit: each turn's key hashes its request.\n"
+    "# Written by `harness run --record`; replayed by `--replay` (docs/record-replay.md).\n"
+    "# Re-record rather than edit: each turn's key hashes its request.\n"
 )
 
 

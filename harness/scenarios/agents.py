@@ -73,7 +73,12 @@ def named_agent(spec: str) -> AgentRef:
 
 def _not_imported(spec: str, *_args: Any, **_kwargs: Any) -> Any:
     """The factory of a :func:`named_agent`: never called by the commands that load one."""
-    raise RuntimeError(f"agent {spec} was not imported: its suite was loaded to score traces")
+    from harness.errors import ScenarioRunError
+
+    raise ScenarioRunError(
+        f"agent {spec} was not imported: its suite was loaded to score traces, not to run; "
+        "load it with harness.scenarios.load_paths(paths) to run it"
+    )
 
 
 def _split_spec(spec: str) -> tuple[str, str]:

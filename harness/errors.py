@@ -30,11 +30,13 @@ offending value), not only in the message::
      ├── DraftError             ``harness draft`` input that gives no scenario (.source)
      ├── SelectionError         a ``-k`` / ``-m`` expression, node id or failed-list that
      │                          cannot select (.option, .column)
-     └── ReportError            a JSON report ``harness compare`` cannot read: missing, not
-          │                     JSON, not a report, a bad field, a scenario twice (.path,
-          │                     .field, .line)
-          └── ReportVersionError   a report format version this release does not read
-                                   (.version)
+     ├── ReportError            a JSON report ``harness compare`` cannot read: missing, not
+     │    │                     JSON, not a report, a bad field, a scenario twice (.path,
+     │    │                     .field, .line)
+     │    └── ReportVersionError   a report format version this release does not read
+     │                             (.version)
+     ├── OtlpRequestError       a request ``harness serve`` refuses: not OTLP, too large, an
+     │                          unknown encoding (.status, the HTTP answer)
      └── WorkerLost             a worker process died with a shard in hand (.shard); not a
                                 ValueError
 
@@ -77,6 +79,7 @@ __all__ = [
     "MatcherError",
     "MetricConfigError",
     "ModelConfigError",
+    "OtlpRequestError",
     "ProviderError",
     "RefError",
     "ReportError",
@@ -351,3 +354,15 @@ class WorkerLost(HarnessError):
         super().__init__(message)
         self.shard = shard
         """The shard the worker had in hand (a file slice, positions in a selection)."""
+
+
+class OtlpRequestError(HarnessError, ValueError):
+    """A request ``harness serve``'s OTLP receiver refuses, with the HTTP status it answers
+    (harness/online/receiver.py) and a one-line reason."""
+
+    def __init__(self, status: Any, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        """The HTTP status of the answer (``http.HTTPStatus``)."""
+        self.reason = reason
+        """What the answer's body says."""

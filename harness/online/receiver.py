@@ -21,6 +21,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from harness.errors import OtlpRequestError
 from harness.online.processor import RuleProcessor
 from tracing import SpanView
 from tracing.otlp.decode import BadSpan, KnownIds, span_fields
@@ -36,25 +37,16 @@ JSON = "application/json"
 log = logging.getLogger("harness.online")
 
 
-class RequestError(Exception):
-    """A request the receiver refuses: its HTTP status and a one-line reason."""
-
-    def __init__(self, status: HTTPStatus, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-
-
 def _gunzip(body: bytes, limit: int) -> bytes:
     inflater = zlib.decompressobj(wbits=31)  # gzip framing
     try:
         out = inflater.decompress(body, limit + 1)
     except zlib.error as exc:
-        raise RequestError(
+        raise OtlpRequestError(
             HTTPStatus.BAD_REQUEST, f"the gzip body does not inflate: {exc}"
         ) from None
     if len(out) > limit:
-        raise RequestError(
+        raise OtlpRequestError(
             HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"the body inflates to more than {limit} bytes"
         )
     return out
@@ -66,9 +58,9 @@ def _parse(body: bytes, content_type: str) -> Mapping[str, Any]:
         try:
             request = json.loads(body)
         except ValueError as exc:
-            raise RequestError(HTTPStatus.BAD_REQUEST, f"the body is not JSON: {exc}") from None
+            raise OtlpRequestError(HTTPStatus.BAD_REQUEST, f"the body is not JSON: {exc}") from None
         if not isinstance(request, Mapping):
-            raise RequestError(HTTPStatus.BAD_REQUEST, "the body is not a JSON object")
+            raise OtlpRequestError(HTTPStatus.BAD_REQUEST, "the body is not a JSON object")
         return request
     from google.protobuf.json_format import MessageToDict
     from google.protobuf.message import DecodeError
@@ -79,7 +71,7 @@ def _parse(body: bytes, content_type: str) -> Mapping[str, Any]:
     try:
         message = ExportTraceServiceRequest.FromString(body)
     except DecodeError as exc:
-        raise RequestError(
+        raise OtlpRequestError(
             HTTPStatus.BAD_REQUEST, f"the body is not an ExportTraceServiceRequest: {exc}"
         ) from None
     converted: dict[str, Any] = MessageToDict(message)
@@ -92,7 +84,7 @@ def decode_request(request: Mapping[str, Any]) -> tuple[list[tuple[SpanView, Any
     skipped (one line each)."""
     blocks = request.get("resourceSpans") if isinstance(request, Mapping) else None
     if not isinstance(blocks, list):
-        raise RequestError(
+        raise OtlpRequestError(
             HTTPStatus.BAD_REQUEST, "not an ExportTraceServiceRequest: no 'resourceSpans' list"
         )
     spans, resources = request_spans(blocks)
@@ -124,16 +116,16 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = self._body()  # always read, so the connection stays usable
             if self.path.split("?", 1)[0] != "/v1/traces":
-                raise RequestError(HTTPStatus.NOT_FOUND, f"no such endpoint: {self.path}")
+                raise OtlpRequestError(HTTPStatus.NOT_FOUND, f"no such endpoint: {self.path}")
             if content_type not in (PROTOBUF, JSON):
-                raise RequestError(
+                raise OtlpRequestError(
                     HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
                     f"Content-Type {content_type or '(none)'}: send {PROTOBUF} or {JSON}",
                 )
             if (self.headers.get("Content-Encoding") or "").strip().lower() == "gzip":
                 body = _gunzip(body, self.server.max_body)
             spans, skipped = decode_request(_parse(body, content_type))
-        except RequestError as exc:
+        except OtlpRequestError as exc:
             self._refuse(exc, content_type)
             return
         for view, resource in spans:
@@ -146,10 +138,10 @@ class _Handler(BaseHTTPRequestHandler):
             length = int(self.headers.get("Content-Length") or "")
         except ValueError:
             self.close_connection = True
-            raise RequestError(HTTPStatus.LENGTH_REQUIRED, "send a Content-Length") from None
+            raise OtlpRequestError(HTTPStatus.LENGTH_REQUIRED, "send a Content-Length") from None
         if length < 0 or length > self.server.max_body:
             self.close_connection = True
-            raise RequestError(
+            raise OtlpRequestError(
                 HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                 f"the body is {length} bytes; at most {self.server.max_body}",
             )
@@ -176,7 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
         self._answer(HTTPStatus.OK, PROTOBUF, response.SerializeToString())
 
-    def _refuse(self, error: RequestError, content_type: str) -> None:
+    def _refuse(self, error: OtlpRequestError, content_type: str) -> None:
         if content_type == PROTOBUF:
             from google.rpc.status_pb2 import Status
 

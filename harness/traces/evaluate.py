@@ -41,17 +41,19 @@ from typing import Any
 
 from harness.errors import UnknownScenarioError
 from harness.metrics.base import Score
+from harness.rules.trajectory import MODEL_CALLS_KEY
 from harness.run.output_attribute import read_output
 from harness.run.results import ErrorInfo, ResultSample, RunResult, ScenarioResult, SuiteResult
 from harness.sample import Sample
 from harness.scenarios import Scenario
 from harness.scoring import NOT_CAPTURED, all_passed, judge, scored_run, verdict
 from tracing.otel.conventions import GENAI_OUTPUT_MESSAGES, SCENARIO_NAME, CallSpanKind, classify
+from tracing.otel.messages import called_model, model_call
 from tracing.otel.span_reading import json_value
 from tracing.otel.span_view import SpanView
 from tracing.otlp.reader import OtlpJsonError, OtlpJsonReader, OtlpTrace
 from tracing.otlp.sources import SpanSource, readable
-from tracing.records import ToolCall
+from tracing.records import ModelCall, ToolCall
 
 __all__ = [
     "KEPT_RESULTS",
@@ -83,6 +85,9 @@ class RecordedTrace:
     spans: tuple[SpanView, ...] = ()
     """Its tool and chat spans, in file order (``OtlpTrace.spans``): what ``harness draft``
     reads the input and the model from."""
+    model_calls: tuple[ModelCall, ...] | None = None
+    """Its model calls (token usage, times) from its chat spans, in start order; None without
+    any chat span (what rules on model calls and tokens read)."""
 
     @property
     def scenario(self) -> str | None:
@@ -183,7 +188,23 @@ def _recorded(trace: OtlpTrace, path: str) -> RecordedTrace:
         _uncaptured(calls, trace.spans, trace.span_kinds),
         found or bool(chats),
         trace.spans,
+        _model_calls(trace),
     )
+
+
+def _model_calls(trace: OtlpTrace) -> tuple[ModelCall, ...] | None:
+    """The model calls of a trace's chat spans, in start order (None when it has none)."""
+    chats = sorted(
+        (
+            view
+            for view, kind in zip(trace.spans, trace.span_kinds, strict=True)
+            if kind is not None and kind[0] == "chat" and called_model(view, kind[1])
+        ),
+        key=lambda view: (view.start_ns, view.end_ns),
+    )
+    if not chats:
+        return None
+    return tuple(model_call(view, turn) for turn, view in enumerate(chats))
 
 
 def iter_recorded_traces(
@@ -336,25 +357,22 @@ def _unmatched(trace: RecordedTrace, reason: str) -> ScenarioResult:
 
 
 def _trace_sample(scenario: Scenario, trace: RecordedTrace) -> Sample:
-    """The sample a trace is scored on: what ``Sample(...)`` builds from the same fields.
-
-    Built field by field: the reader's calls are ToolCalls and the scenario's expectations are
-    compiled once, when the scenario is loaded, so ``Sample.__init__``'s coercion of every item
-    would find nothing to do, once per trace.
-    """
+    """The sample a trace is scored on: its calls, answer and model calls, and what the
+    recording lacks (scoring turns a verdict it decides on missing content into an error)."""
     metadata: dict[str, Any] = {"scenario": scenario.id, "trace": trace.trace_id}
     if trace.uncaptured or not trace.output_captured:
-        # what the recording lacks: scoring turns a verdict it decides into an error
         gaps = {"calls": list(trace.uncaptured), "output": not trace.output_captured}
         metadata[NOT_CAPTURED] = gaps
-    sample: Sample = Sample.__new__(Sample)
-    sample.input = scenario.input_text
-    sample.tool_calls = list(trace.calls)
-    sample.expected_tool_calls = list(scenario.expected)
-    sample.output = trace.output
-    sample.metadata = metadata
-    sample.trace_id = trace.trace_id
-    return sample
+    if trace.model_calls is not None:
+        metadata[MODEL_CALLS_KEY] = list(trace.model_calls)
+    return Sample(
+        input=scenario.input_text,
+        tool_calls=trace.calls,
+        expected_tool_calls=scenario.expected,
+        output=trace.output,
+        metadata=metadata,
+        trace_id=trace.trace_id,
+    )
 
 
 def score_trace(scenario: Scenario, trace: RecordedTrace, *, lean: bool = True) -> ScenarioResult:

@@ -8,12 +8,14 @@ import logging
 import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from opentelemetry.trace import format_span_id, format_trace_id
 
 from harness import Sample
+from harness.errors import ConfigError
 from harness.online import RuleProcessor, TraceResult
 from harness.rules import Forbid, Rule, Trajectory, evaluate_rules
 from harness.rules.patterns import CallPattern
@@ -267,9 +269,15 @@ def test_shutdown_counts_what_it_could_not_evaluate_in_time(pipes: Pipelines) ->
     release.set()
 
 
-def test_bad_arguments_are_clear_errors_at_construction() -> None:
-    with pytest.raises(ValueError, match=r"policies\[0\] is a str, not a policy"):
-        RuleProcessor(["policy.yaml"])  # type: ignore[list-item]
+def test_bad_arguments_are_clear_errors_at_construction(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"policies\[0\] is a int, not a policy"):
+        RuleProcessor([7])  # type: ignore[list-item]
+    with pytest.raises(ConfigError, match=r"missing\.yaml: no such file or directory"):
+        RuleProcessor(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("policies: p\nrules:\n  - {name: r, forbidd: x}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"bad\.yaml:3: .*did you mean 'forbid'"):
+        RuleProcessor([bad])
     with pytest.raises(ValueError, match="queue_size must be positive, got 0"):
         RuleProcessor([], queue_size=0)
 

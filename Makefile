@@ -117,7 +117,7 @@ LOWEST_SUITES   := scenarios/travel.yaml scenarios/orders.yaml scenarios/calcula
 LOWEST_TESTS    := tests/tracing/langchain/test_recorder.py tests/tracing/otel/test_span_emitter.py \
 	tests/tracing/otel/test_span_exporter.py tests/tracing/test_capture_concurrency.py \
 	tests/tracing/test_records.py tests/harness/run/test_demo_agents.py \
-	tests/harness/run/test_runner.py
+	tests/harness/run/test_runner.py tests/harness/online/test_processor.py
 
 .PHONY: test-lowest lowest-venv
 test-lowest:

@@ -33,12 +33,12 @@ from harness.policies.load import load_policies
 from harness.policies.markdown import github_annotations, write_markdown
 from harness.policies.policy import Policy
 from harness.policies.report import PolicyReport, PolicyStats
-from harness.policies.run import evaluate_policies
+from harness.policies.run import PolicyPass, evaluate_policies
 from harness.redaction import Redactor
 from harness.report.files import atomic_output
 from harness.text import plural
 
-__all__ = ["load_or_print", "print_report", "score_policies", "write_json"]
+__all__ = ["load_or_print", "policy_pass", "print_report", "score_policies", "write_json"]
 
 JSON_SCHEMA_VERSION = 1
 
@@ -55,22 +55,43 @@ def load_or_print(paths: Sequence[str], err: Console) -> list[Policy] | None:
         return None
 
 
+def policy_pass(
+    args: argparse.Namespace, policies: Sequence[Policy], redactor: Redactor
+) -> PolicyPass:
+    """The ``--rules`` pass that another reading of the inputs feeds (``--scenarios`` too)."""
+    report = PolicyReport(
+        policies, examples=args.examples, redactor=redactor, per_trace=args.per_trace
+    )
+    return PolicyPass(report, _emitter(args, redactor))
+
+
+def _emitter(args: argparse.Namespace, redactor: Redactor) -> Any:
+    if not getattr(args, "emit_otel", False):
+        return None
+    from harness.policies.emit import ResultEmitter
+
+    return ResultEmitter(redactor)
+
+
 def score_policies(
     args: argparse.Namespace,
     policies: Sequence[Policy],
+    inputs: Sequence[Any],
     redactor: Redactor,
     out: Console,
     err: Console,
     *,
-    beside_scenarios: bool = False,
+    scored: PolicyPass | None = None,
 ) -> int:
-    """``eval-traces --rules``: score ``args.files``, report, and return the exit code.
+    """``eval-traces --rules``: score ``inputs`` (paths and sources of :func:`tracing.otlp.
+    inputs.trace_inputs`), report, and return the exit code.
 
-    ``beside_scenarios``: the scenario reports were written already; the JSON and Markdown
-    files get the policy part added to them.
+    ``scored``: the pass the scenario reading fed (each trace read once); the scenario reports
+    were written already, and the JSON and Markdown files get the policy part added to them.
     """
     from harness.report.github import github_enabled
 
+    beside_scenarios = scored is not None
     if not beside_scenarios:
         for flag, given in (("--html", args.html_path), ("--junit-xml", args.junit_xml)):
             if given:
@@ -80,8 +101,20 @@ def score_policies(
                     style="yellow",
                     markup=False,
                 )
-    files = args.files
-    report = evaluate_policies(files, policies, examples=args.examples, redactor=redactor)
+    if scored is None:
+        emitter = _emitter(args, redactor)
+        report = evaluate_policies(
+            inputs,
+            policies,
+            examples=args.examples,
+            redactor=redactor,
+            progress=emitter,
+            per_trace=args.per_trace,
+        )
+    else:
+        report, emitter = scored.report, scored.progress
+    if emitter is not None:
+        _close(emitter, err)
     for warning in report.warnings:
         err.print(
             f"warning: {warning}", style="yellow", markup=False, highlight=False, soft_wrap=True
@@ -100,9 +133,28 @@ def score_policies(
     if report.interrupted:
         return EXIT_INTERRUPTED
     if not report.traces:
-        err.print("no traces found in " + " ".join(files), style="bold red", markup=False)
+        names = " ".join(str(item) for item in inputs)
+        err.print("no traces found in " + names, style="bold red", markup=False)
         return EXIT_NO_SCENARIOS
     return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def _close(emitter: Any, err: Console) -> None:
+    """Send the queued events; say what could not be sent."""
+    if not emitter.close():
+        err.print(
+            "warning: --emit-otel: the evaluation events were not all exported within 30 s "
+            "(is the OTLP endpoint of OTEL_EXPORTER_OTLP_ENDPOINT up?)",
+            style="yellow",
+            markup=False,
+        )
+    if emitter.failed:
+        err.print(
+            f"warning: --emit-otel: the events of {plural(emitter.failed, 'trace')} could not "
+            "be made",
+            style="yellow",
+            markup=False,
+        )
 
 
 def _github(report: PolicyReport, out: Console, trace_url: str | None) -> None:

@@ -174,6 +174,8 @@ def print_report(
         for stats in report.policies:
             out.print(_table(stats, trace_url))
             _print_examples(stats, out, trace_url)
+        if report.traces:
+            out.print(_stats_table(report.stats.to_json()))
     out.print(
         _summary(report),
         style="bold red" if report.failed else "bold green",
@@ -220,6 +222,33 @@ def _table(stats: PolicyStats, trace_url: str | None) -> Table:
             f"{rule.max_rate:.1%}",
             examples,
         )
+    return table
+
+
+_PER_TOOL_ROWS = 10
+"""Tools shown in the console's figures (the slowest by p95); the JSON has every one."""
+
+
+def _stats_table(stats: dict[str, Any]) -> Table:
+    """The population's figures: per trace, then latencies (ms), overall and per tool."""
+    table = Table(title=f"figures over {plural(stats['traces'], 'trace')}", title_justify="left")
+    for header in ("", "count", "mean", "p50", "p95", "p99", "max"):
+        table.add_column(header, justify="left" if not header else "right")
+    per_trace, latency = stats["per_trace"], stats["latency_ms"]
+    rows = [
+        ("tool calls / trace", per_trace["tool_calls"], "{:.1f}"),
+        ("model calls / trace", per_trace["model_calls"], "{:.1f}"),
+        ("tokens / trace", per_trace["total_tokens"], "{:.0f}"),
+        ("tool latency ms", latency["tools"], "{:.1f}"),
+        ("model latency ms", latency["models"], "{:.1f}"),
+    ]
+    slowest = sorted(latency["per_tool"].items(), key=lambda item: -item[1].get("p95", 0.0))
+    rows += [(f"  {name} ms", figure, "{:.1f}") for name, figure in slowest[:_PER_TOOL_ROWS]]
+    for label, figure, shown in rows:
+        if not figure["count"]:
+            continue
+        cells = [shown.format(figure[key]) for key in ("mean", "p50", "p95", "p99", "max")]
+        table.add_row(escape(label), str(figure["count"]), *cells)
     return table
 
 

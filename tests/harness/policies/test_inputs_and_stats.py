@@ -88,10 +88,15 @@ def _runs(recorded: Recorded) -> list[Any]:
     return runs
 
 
-def test_stats_count_calls_tokens_and_latency(shop: Recorded, tmp_path: Path) -> None:
+def test_stats_count_calls_tokens_and_latency(
+    shop: Recorded, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     report = tmp_path / "r.json"
     argv = ["eval-traces", str(shop.path), "--rules", str(_shop_policy(tmp_path))]
-    assert main([*argv, "--json", str(report), "-q"]) == 1
+    assert main([*argv, "--json", str(report)]) == 1
+    out = capsys.readouterr().out
+    assert f"figures over {len(shop.tools)} traces" in out
+    assert "tool calls / trace" in out and "get_order ms" in out
     stats = _json(report)["stats"]
     counts = [len(tools) for tools in shop.tools.values()]
     calls = stats["per_trace"]["tool_calls"]

@@ -92,15 +92,13 @@ def score_policies(
     from harness.report.github import github_enabled
 
     beside_scenarios = scored is not None
-    if not beside_scenarios:
-        for flag, given in (("--html", args.html_path), ("--junit-xml", args.junit_xml)):
-            if given:
-                err.print(
-                    f"warning: {flag} is not written for --rules alone: the policy report is "
-                    "the console, --json, --markdown and the GitHub summary",
-                    style="yellow",
-                    markup=False,
-                )
+    if not beside_scenarios and args.junit_xml:
+        err.print(
+            "warning: --junit-xml is not written for --rules alone: the policy report is "
+            "the console, --json, --html, --markdown and the GitHub summary",
+            style="yellow",
+            markup=False,
+        )
     if scored is None:
         emitter = _emitter(args, redactor)
         report = evaluate_policies(
@@ -123,6 +121,12 @@ def score_policies(
     if args.json_path:
         write_json(
             report, args.json_path, beside_scenarios=beside_scenarios, trace_url=args.trace_url
+        )
+    if args.html_path:
+        from harness.policies.html import write_html
+
+        write_html(
+            report, args.html_path, beside_scenarios=beside_scenarios, trace_url=args.trace_url
         )
     if args.markdown_path:
         write_markdown(

@@ -47,9 +47,14 @@ class Example:
     """The first offending call as ``{index, name, args}`` (index 1-based), masked."""
     source: str | None = None
     """``path:line`` of the input line that completed the trace, when read from a file."""
+    calls: tuple[Mapping[str, Any], ...] = ()
+    """Every call of the trace as ``{index, name, args, status, error}``, masked (the HTML
+    report's call table; kept for the examples only)."""
+    offending: tuple[int, ...] = ()
+    """1-based indices of the calls the rule blames."""
 
     def to_json(self) -> dict[str, Any]:
-        """The example as the JSON report writes it."""
+        """The example as the JSON report writes it (its call table stays in the HTML)."""
         data: dict[str, Any] = {"trace_id": self.trace_id, "code": self.code, "reason": self.reason}
         if self.call is not None:
             data["call"] = dict(self.call)
@@ -222,7 +227,22 @@ class PolicyReport:
                 "name": found.name,
                 "args": redactor.redact(dict(found.args)),
             }
-        return Example(run.trace_id, result.code, reason, call, source)
+        table = tuple(
+            {
+                "index": index,
+                "name": found.name,
+                "args": redactor.redact(dict(found.args)),
+                "status": found.status,
+                "error": None
+                if found.error is None
+                else redactor.mask_values(
+                    redactor.redact_text(_scrub(found.error, secrets, redactor.mask))
+                ),
+            }
+            for index, found in enumerate(run.calls, 1)
+        )
+        blamed = tuple(i + 1 for i in result.calls)
+        return Example(run.trace_id, result.code, reason, call, source, table, blamed)
 
     @property
     def failed(self) -> bool:

@@ -1,11 +1,13 @@
 """``harness eval-traces --rules``: load the policy files, score, print, write JSON, exit code.
 
 The console shows one table per policy (rule, severity, evaluated, violations, rate, examples),
-then the reasons of each violating rule's examples and one summary line. The JSON report gets
-the policy part (:meth:`PolicyReport.to_json`): as the whole document when no scenarios were
-given, else as the ``policies`` and ``policy_traces`` keys added to the scenario report;
-``--markdown`` and GitHub's job summary a ``## Policies`` section, GitHub an annotation on the
-line of each failing rule (:mod:`harness.policies.markdown`).
+then the reasons of each violating rule's examples, the population's figures
+(:mod:`harness.policies.stats`) and one summary line. ``--html`` writes the sections of
+:mod:`harness.policies.html`, ``--emit-otel`` sends the results (:mod:`harness.policies.emit`).
+The JSON report gets the policy part (:meth:`PolicyReport.to_json`): as the whole document
+when no scenarios were given, else as the ``policies`` and ``policy_traces`` keys added to the
+scenario report; ``--markdown`` and GitHub's job summary a ``## Policies`` section, GitHub an
+annotation on the line of each failing rule (:mod:`harness.policies.markdown`).
 Exit codes: 0 every rule within its ``max_rate``, 1 an ``error`` rule above it, 2 a
 configuration error (the policy files), 5 no trace read, 130 interrupted.
 """

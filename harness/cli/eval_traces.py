@@ -51,6 +51,8 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
     if not args.scenarios and not args.rules:
         err.print("give --scenarios PATH..., --rules POLICY..., or both", style="bold red")
         return EXIT_CONFIG
+    if args.emit_otel and not _can_emit(args, err):
+        return EXIT_CONFIG
     if args.rules:
         from harness.policies.console import load_or_print
 
@@ -58,7 +60,7 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
         if policies is None:
             return EXIT_CONFIG
         if not args.scenarios:
-            return _policies(args, policies, redactor, out, err)
+            return _policies(args, policies, inputs, redactor, out, err)
     suites = load_suites(args.scenarios, err, args.verbose, runnable=False)
     if suites is None:
         return EXIT_CONFIG
@@ -71,26 +73,50 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
             err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
             return EXIT_CONFIG
     chosen = {id(s) for s in selection.apply(scenarios)} if selection.narrows else None
-    code = _score(args, inputs, scenarios, only, chosen, redactor, baseline, out, err)
+    policy = None
+    # --rules: scored on the scenarios' reading of each trace (every input read once)
+    if args.rules and policies is not None:
+        from harness.policies.console import policy_pass
+
+        policy = policy_pass(args, policies, redactor)
+    code = _score(args, inputs, scenarios, only, chosen, redactor, baseline, out, err, policy)
     code = baseline_exit_code(code, baseline, args, err)
-    if not args.rules or code in (EXIT_INTERRUPTED, EXIT_CONFIG):
+    if policy is None or code in (EXIT_INTERRUPTED, EXIT_CONFIG):
         return code
-    return max(code, _policies(args, policies, redactor, out, err, beside_scenarios=True))
+    return max(code, _policies(args, policies, inputs, redactor, out, err, policy))
+
+
+def _can_emit(args: argparse.Namespace, err: Console) -> bool:
+    """``--emit-otel`` sends the ``--rules`` results through the ``[otlp]`` extra's exporter."""
+    if not args.rules:
+        err.print("--emit-otel sends the results of --rules: give --rules POLICY...", style="red")
+        return False
+    try:
+        import opentelemetry.exporter.otlp.proto.http._log_exporter  # noqa: F401
+    except ImportError:
+        err.print(
+            "--emit-otel needs the OTLP exporter: pip install 'toolcall-harness[otlp]'",
+            style="bold red",
+            markup=False,
+        )
+        return False
+    return True
 
 
 def _policies(
     args: argparse.Namespace,
     policies: Any,
+    inputs: list[Any],
     redactor: Redactor,
     out: Console,
     err: Console,
-    *,
-    beside_scenarios: bool = False,
+    scored: Any = None,
 ) -> int:
-    """``--rules``: the policies' report (harness.policies.console) and its exit code."""
+    """``--rules``: the policies' report (harness.policies.console) and its exit code;
+    ``scored``: the pass that already read the inputs beside the scenarios."""
     from harness.policies.console import score_policies
 
-    return score_policies(args, policies, redactor, out, err, beside_scenarios=beside_scenarios)
+    return score_policies(args, policies, inputs, redactor, out, err, scored=scored)
 
 
 def _score(
@@ -103,12 +129,13 @@ def _score(
     baseline: Any,
     out: Console,
     err: Console,
+    policy: Any = None,
 ) -> int:
     """Stream every trace through the workers into the reports; the exit code.
 
     ``inputs``: paths and sources (:func:`tracing.otlp.inputs.trace_inputs`); ``only``: the
     ``--scenario`` that scores every trace; ``chosen``: the ids of the ``-k`` selection (None:
-    every scenario).
+    every scenario); ``policy``: the ``--rules`` pass, fed the same reading of each trace.
     """
     from harness.parallel import LocalPool, default_workers
     from harness.parallel.traces import evaluate_traces_in_workers
@@ -118,6 +145,7 @@ def _score(
     def selected(scenario: Any) -> bool:
         return chosen is None or id(scenario) in chosen
 
+    emitting = policy is not None and policy.progress is not None
     unreadable: list[Any] = []
     # the JSON and JUnit reports stream every result; the console and HTML keep the sample
     rows = None if args.verbose else _MAX_TRACE_ROWS
@@ -136,12 +164,14 @@ def _score(
                 result = evaluate_traces_in_workers(
                     inputs,
                     scenarios,
-                    executor=LocalPool(args.workers or default_workers()),
+                    # --emit-otel sends from this process: the workers only return counts
+                    executor=LocalPool(1 if emitting else (args.workers or default_workers())),
                     only=only,
                     selected=selected,
                     progress=feed.add,
                     errors=unreadable,
                     keep=KEPT_RESULTS,
+                    policy=policy,
                 )
             else:  # standard input, --logs, --from: read in this process
                 result = evaluate_traces(
@@ -152,6 +182,7 @@ def _score(
                     progress=feed.add,
                     errors=unreadable,
                     keep=KEPT_RESULTS,
+                    on_trace=policy,
                 )
     except BaseException:
         feed.abort()

@@ -222,9 +222,20 @@ def _eval_traces_parser(commands: Subcommands) -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--examples",
         type=_positive_int,
-        default=3,
+        default=5,
         metavar="N",
-        help="--rules: violating trace ids kept per rule (default: 3)",
+        help="--rules: violating trace ids kept per rule (default: 5)",
+    )
+    evaluate.add_argument(
+        "--per-trace",
+        action="store_true",
+        help="--rules: the --json report lists each trace's policies and rule results",
+    )
+    evaluate.add_argument(
+        "--emit-otel",
+        action="store_true",
+        help="--rules: send each trace's rule results as gen_ai.evaluation.result events to "
+        "the OTLP endpoint of OTEL_EXPORTER_OTLP_* (needs the [otlp] extra)",
     )
     evaluate.add_argument(
         "--scenario",

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.metrics.base import Score
 from harness.parallel.executor import Channel, Executor, WorkerLost, in_order
@@ -47,6 +47,10 @@ from harness.run.results import CheckResult, ResultSample, RunResult, ScenarioRe
 from harness.scenarios import Scenario
 from harness.traces.evaluate import KEPT_RESULTS, evaluate_traces, traces_result
 from tracing.otlp.file_format import FileSlice, OtlpJsonError
+
+if TYPE_CHECKING:
+    from harness.policies.report import PolicyReport
+    from harness.policies.run import PolicyJob, PolicyPass, TailRun
 
 __all__ = [
     "Entry",
@@ -133,6 +137,10 @@ class SliceOutput:
     errors: list[OtlpJsonError]
     deselected: int
     interrupted: bool
+    policy: PolicyReport | None = None
+    """The slice's ``--rules`` report (the traces it completed), merged by the parent."""
+    policy_tail: tuple[TailRun, ...] = ()
+    """Runs complete only at the slice's end: the parent scores them where one process would."""
 
     def trace_ids(self) -> set[str | None]:
         """The trace ids of the results (how a trace cut in two is recognised)."""
@@ -145,12 +153,14 @@ class ScoreSlice:
     """The eval-traces job: score one slice as :func:`evaluate_traces` scores a file.
 
     Plain data (a remote executor pickles it): the scenarios, the ``--scenario`` one, and the
-    scenarios ``-k`` keeps (None: all).
+    scenarios ``-k`` keeps (None: all); ``policies``: the ``--rules`` pass, scored on the same
+    reading.
     """
 
     scenarios: tuple[Scenario, ...]
     only: Scenario | None
     kept: tuple[Scenario, ...] | None
+    policies: PolicyJob | None = None
 
     def __call__(self, part: FileSlice, channel: Channel | None = None) -> SliceOutput:
         """The slice's results, every one of them (none is sampled away here)."""
@@ -167,6 +177,8 @@ class ScoreSlice:
             skipped += 1
             return False
 
+        tail: list[TailRun] = []
+        policy = None if self.policies is None else self.policies.new_pass(tail)
         summary = evaluate_traces(
             [part],  # type: ignore[list-item]  # a FileSlice is read as its part of the file
             self.scenarios,
@@ -175,10 +187,14 @@ class ScoreSlice:
             progress=lambda result: entries.append(lean(result, heads)),
             errors=errors,
             keep=0,
+            on_trace=policy,
         )
         # evaluate_traces lists unreadable files, then the errors, then the -k count
         unreadable = list(summary.warnings[: len(summary.warnings) - len(errors) - bool(skipped)])
-        return SliceOutput(part, entries, unreadable, errors, skipped, summary.interrupted)
+        report = None if policy is None else policy.report
+        return SliceOutput(
+            part, entries, unreadable, errors, skipped, summary.interrupted, report, tuple(tail)
+        )
 
 
 def evaluate_traces_in_workers(
@@ -192,6 +208,7 @@ def evaluate_traces_in_workers(
     errors: list[OtlpJsonError] | None = None,
     keep: int | None = KEPT_RESULTS,
     slice_bytes: int | None = None,
+    policy: PolicyPass | None = None,
 ) -> SuiteResult:
     """:func:`~harness.traces.evaluate.evaluate_traces` over ``executor``'s workers.
 
@@ -199,7 +216,9 @@ def evaluate_traces_in_workers(
     a report feed's ``add``), the returned SuiteResult keeps at most ``keep`` of them with the
     counts of all, unreadable lines go to ``errors`` and the warnings. One worker or one slice
     runs in this process. ``slice_bytes``: input per slice (default:
-    :func:`~harness.parallel.shards.shrinking_sizes`).
+    :func:`~harness.parallel.shards.shrinking_sizes`). ``policy``: the ``--rules`` pass; the
+    workers score their slices' traces against its policies too, and their reports are merged
+    into its report in input order (each trace is read once).
     """
     workers = executor.workers
     sizes = shrinking_sizes(workers) if slice_bytes is None else fixed_sizes(slice_bytes)
@@ -214,13 +233,19 @@ def evaluate_traces_in_workers(
             progress=progress,
             errors=errors,
             keep=keep,
+            on_trace=policy,
         )
     started_at, start = time.time(), time.perf_counter()
     kept = None if selected is None else tuple(s for s in scenarios if selected(s))
-    job = ScoreSlice(tuple(scenarios), only, kept)
+    policies = None
+    if policy is not None:
+        from harness.policies.run import PolicyJob
+
+        policies = PolicyJob.like(policy.report)
+    job = ScoreSlice(tuple(scenarios), only, kept, policies)
     errors = [] if errors is None else errors
     first_error = len(errors)
-    merge = _Merge(ResultSample(keep), progress, errors)
+    merge = _Merge(ResultSample(keep), progress, errors, policy)
     lost: list[str] = []  # the warning, once a worker died
 
     def output(part: FileSlice, future: Future[SliceOutput]) -> SliceOutput:
@@ -289,8 +314,11 @@ class _Merge:
         sample: ResultSample[ScenarioResult],
         progress: Callable[[ScenarioResult], None] | None,
         errors: list[OtlpJsonError],
+        policy: PolicyPass | None = None,
     ) -> None:
         self.sample = sample
+        self.policy = policy
+        self.policy_tail: list[TailRun] = []
         self._progress = progress
         self.errors = errors
         self.unreadable: list[str] = []
@@ -322,14 +350,28 @@ class _Merge:
             else:
                 self._pass_on(result)
             ids.append(result.trace_id)
+        self._policies(output)
         finished.update(ids)  # the reader of one slice skips the late spans within it itself
         if last_of_file:
             for result in self.tail:
                 self._pass_on(result)
             self.tail.clear()
+            if self.policy is not None:
+                for run, source, root in self.policy_tail:
+                    self.policy.score(run, source, root)
+            self.policy_tail.clear()
             finished.clear()
         self.deselected += output.deselected
         self.interrupted = self.interrupted or output.interrupted
+
+    def _policies(self, output: SliceOutput) -> None:
+        """Merge the slice's policy report; keep its unfinished runs for the file's end."""
+        if self.policy is None or output.policy is None:
+            return
+        self.policy.report.merge(output.policy)
+        for item in output.policy_tail:
+            if item[0].trace_id not in self.finished:  # late spans: skipped, as for scenarios
+                self.policy_tail.append(item)
 
     def _pass_on(self, result: ScenarioResult) -> None:
         self.sample.add(result)

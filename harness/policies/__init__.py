@@ -8,17 +8,19 @@ policy that selects it, with the one rule engine (docs/production-traces.md)::
     from harness.policies import evaluate_policies, load_policies
 
     policies = load_policies(["policies.yaml"])       # ConfigError listing every problem
-    report = evaluate_policies(["traces.jsonl"], policies, examples=3)
+    report = evaluate_policies(["traces.jsonl"], policies, examples=5)  # paths or sources
     for stats in report.policies:
         for rule in stats.rules:
             rule.rule, rule.evaluated, rule.violations, rule.rate, rule.failed, rule.examples
-    report.unselected, report.failed
+    report.unselected, report.failed, report.stats.to_json()
 
 One trace at a time (the in-app processor): ``policy.selects(run)`` and
 ``policy.evaluate(run)`` (a list of :class:`~harness.rules.RuleResult`, never raising), or
 ``PolicyReport.add(run)`` to count. Modules: ``schema`` (pydantic models of the file),
-``select`` (:class:`Selector`), ``policy`` (:class:`Policy`), ``load``, ``report``, ``run``
-(streaming files), ``console`` (the command's output and exit code).
+``select`` (:class:`Selector`), ``policy`` (:class:`Policy`), ``load``, ``report``, ``stats``
+(the population's figures), ``run`` (streaming inputs; :class:`PolicyPass`, the hook that
+scores the traces another reading reads), ``console`` (the command's output and exit code),
+``markdown``, ``html``, ``emit`` (``--emit-otel``).
 """
 
 from __future__ import annotations
@@ -32,13 +34,14 @@ from harness.policies.report import (
     PolicyStats,
     RuleStats,
 )
-from harness.policies.run import evaluate_policies, iter_trace_runs
+from harness.policies.run import PolicyPass, evaluate_policies, iter_trace_runs
 from harness.policies.select import Selector
 
 __all__ = [
     "DEFAULT_EXAMPLES",
     "Example",
     "Policy",
+    "PolicyPass",
     "PolicyReport",
     "PolicyStats",
     "RuleStats",

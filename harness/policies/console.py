@@ -1,11 +1,13 @@
 """``harness eval-traces --rules``: load the policy files, score, print, write JSON, exit code.
 
 The console shows one table per policy (rule, severity, evaluated, violations, rate, examples),
-then the reasons of each violating rule's examples and one summary line. The JSON report gets
-the policy part (:meth:`PolicyReport.to_json`): as the whole document when no scenarios were
-given, else as the ``policies`` and ``policy_traces`` keys added to the scenario report;
-``--markdown`` and GitHub's job summary a ``## Policies`` section, GitHub an annotation on the
-line of each failing rule (:mod:`harness.policies.markdown`).
+then the reasons of each violating rule's examples, the population's figures
+(:mod:`harness.policies.stats`) and one summary line. ``--html`` writes the sections of
+:mod:`harness.policies.html`, ``--emit-otel`` sends the results (:mod:`harness.policies.emit`).
+The JSON report gets the policy part (:meth:`PolicyReport.to_json`): as the whole document
+when no scenarios were given, else as the ``policies`` and ``policy_traces`` keys added to the
+scenario report; ``--markdown`` and GitHub's job summary a ``## Policies`` section, GitHub an
+annotation on the line of each failing rule (:mod:`harness.policies.markdown`).
 Exit codes: 0 every rule within its ``max_rate``, 1 an ``error`` rule above it, 2 a
 configuration error (the policy files), 5 no trace read, 130 interrupted.
 """
@@ -33,12 +35,12 @@ from harness.policies.load import load_policies
 from harness.policies.markdown import github_annotations, write_markdown
 from harness.policies.policy import Policy
 from harness.policies.report import PolicyReport, PolicyStats
-from harness.policies.run import evaluate_policies
+from harness.policies.run import PolicyPass, evaluate_policies
 from harness.redaction import Redactor
 from harness.report.files import atomic_output
 from harness.text import plural
 
-__all__ = ["load_or_print", "print_report", "score_policies", "write_json"]
+__all__ = ["load_or_print", "policy_pass", "print_report", "score_policies", "write_json"]
 
 JSON_SCHEMA_VERSION = 1
 
@@ -55,33 +57,64 @@ def load_or_print(paths: Sequence[str], err: Console) -> list[Policy] | None:
         return None
 
 
+def policy_pass(
+    args: argparse.Namespace, policies: Sequence[Policy], redactor: Redactor
+) -> PolicyPass:
+    """The ``--rules`` pass that another reading of the inputs feeds (``--scenarios`` too)."""
+    report = PolicyReport(
+        policies, examples=args.examples, redactor=redactor, per_trace=args.per_trace
+    )
+    return PolicyPass(report, _emitter(args, redactor))
+
+
+def _emitter(args: argparse.Namespace, redactor: Redactor) -> Any:
+    if not getattr(args, "emit_otel", False):
+        return None
+    from harness.policies.emit import ResultEmitter
+
+    return ResultEmitter(redactor)
+
+
 def score_policies(
     args: argparse.Namespace,
     policies: Sequence[Policy],
+    inputs: Sequence[Any],
     redactor: Redactor,
     out: Console,
     err: Console,
     *,
-    beside_scenarios: bool = False,
+    scored: PolicyPass | None = None,
 ) -> int:
-    """``eval-traces --rules``: score ``args.files``, report, and return the exit code.
+    """``eval-traces --rules``: score ``inputs`` (paths and sources of :func:`tracing.otlp.
+    inputs.trace_inputs`), report, and return the exit code.
 
-    ``beside_scenarios``: the scenario reports were written already; the JSON and Markdown
-    files get the policy part added to them.
+    ``scored``: the pass the scenario reading fed (each trace read once); the scenario reports
+    were written already, and the JSON and Markdown files get the policy part added to them.
     """
     from harness.report.github import github_enabled
 
-    if not beside_scenarios:
-        for flag, given in (("--html", args.html_path), ("--junit-xml", args.junit_xml)):
-            if given:
-                err.print(
-                    f"warning: {flag} is not written for --rules alone: the policy report is "
-                    "the console, --json, --markdown and the GitHub summary",
-                    style="yellow",
-                    markup=False,
-                )
-    files = args.files
-    report = evaluate_policies(files, policies, examples=args.examples, redactor=redactor)
+    beside_scenarios = scored is not None
+    if not beside_scenarios and args.junit_xml:
+        err.print(
+            "warning: --junit-xml is not written for --rules alone: the policy report is "
+            "the console, --json, --html, --markdown and the GitHub summary",
+            style="yellow",
+            markup=False,
+        )
+    if scored is None:
+        emitter = _emitter(args, redactor)
+        report = evaluate_policies(
+            inputs,
+            policies,
+            examples=args.examples,
+            redactor=redactor,
+            progress=emitter,
+            per_trace=args.per_trace,
+        )
+    else:
+        report, emitter = scored.report, scored.progress
+    if emitter is not None:
+        _close(emitter, err)
     for warning in report.warnings:
         err.print(
             f"warning: {warning}", style="yellow", markup=False, highlight=False, soft_wrap=True
@@ -90,6 +123,12 @@ def score_policies(
     if args.json_path:
         write_json(
             report, args.json_path, beside_scenarios=beside_scenarios, trace_url=args.trace_url
+        )
+    if args.html_path:
+        from harness.policies.html import write_html
+
+        write_html(
+            report, args.html_path, beside_scenarios=beside_scenarios, trace_url=args.trace_url
         )
     if args.markdown_path:
         write_markdown(
@@ -100,9 +139,28 @@ def score_policies(
     if report.interrupted:
         return EXIT_INTERRUPTED
     if not report.traces:
-        err.print("no traces found in " + " ".join(files), style="bold red", markup=False)
+        names = " ".join(str(item) for item in inputs)
+        err.print("no traces found in " + names, style="bold red", markup=False)
         return EXIT_NO_SCENARIOS
     return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def _close(emitter: Any, err: Console) -> None:
+    """Send the queued events; say what could not be sent."""
+    if not emitter.close():
+        err.print(
+            "warning: --emit-otel: the evaluation events were not all exported within 30 s "
+            "(is the OTLP endpoint of OTEL_EXPORTER_OTLP_ENDPOINT up?)",
+            style="yellow",
+            markup=False,
+        )
+    if emitter.failed:
+        err.print(
+            f"warning: --emit-otel: the events of {plural(emitter.failed, 'trace')} could not "
+            "be made",
+            style="yellow",
+            markup=False,
+        )
 
 
 def _github(report: PolicyReport, out: Console, trace_url: str | None) -> None:
@@ -122,6 +180,8 @@ def print_report(
         for stats in report.policies:
             out.print(_table(stats, trace_url))
             _print_examples(stats, out, trace_url)
+        if report.traces:
+            out.print(_stats_table(report.stats.to_json()))
     out.print(
         _summary(report),
         style="bold red" if report.failed else "bold green",
@@ -168,6 +228,33 @@ def _table(stats: PolicyStats, trace_url: str | None) -> Table:
             f"{rule.max_rate:.1%}",
             examples,
         )
+    return table
+
+
+_PER_TOOL_ROWS = 10
+"""Tools shown in the console's figures (the slowest by p95); the JSON has every one."""
+
+
+def _stats_table(stats: dict[str, Any]) -> Table:
+    """The population's figures: per trace, then latencies (ms), overall and per tool."""
+    table = Table(title=f"figures over {plural(stats['traces'], 'trace')}", title_justify="left")
+    for header in ("", "count", "mean", "p50", "p95", "p99", "max"):
+        table.add_column(header, justify="left" if not header else "right")
+    per_trace, latency = stats["per_trace"], stats["latency_ms"]
+    rows = [
+        ("tool calls / trace", per_trace["tool_calls"], "{:.1f}"),
+        ("model calls / trace", per_trace["model_calls"], "{:.1f}"),
+        ("tokens / trace", per_trace["total_tokens"], "{:.0f}"),
+        ("tool latency ms", latency["tools"], "{:.1f}"),
+        ("model latency ms", latency["models"], "{:.1f}"),
+    ]
+    slowest = sorted(latency["per_tool"].items(), key=lambda item: -item[1].get("p95", 0.0))
+    rows += [(f"  {name} ms", figure, "{:.1f}") for name, figure in slowest[:_PER_TOOL_ROWS]]
+    for label, figure, shown in rows:
+        if not figure["count"]:
+            continue
+        cells = [shown.format(figure[key]) for key in ("mean", "p50", "p95", "p99", "max")]
+        table.add_row(escape(label), str(figure["count"]), *cells)
     return table
 
 

@@ -10,7 +10,10 @@ policy selects are counted as ``unselected``, not errors.
 
 Memory is per rule, not per trace: the first ``examples`` violating traces of each rule are
 kept (trace id, the first offending call, the reason), masked by the redactor as they are
-taken. :meth:`PolicyReport.merge` adds the report of a later part of the input (shards).
+taken, plus the population's figures (:class:`~harness.policies.stats.TraceStats`). With
+``per_trace`` each trace's results are kept too, as small dicts (``--per-trace``: memory then
+grows with the traces, as the JSON written does). :meth:`PolicyReport.merge` adds the report of
+a later part of the input (shards).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.policies.policy import Policy
+from harness.policies.stats import TraceStats
 from harness.redaction import DEFAULT_REDACT_KEYS, Redactor
 from harness.rules import RuleResult, Trajectory
 
@@ -28,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_EXAMPLES", "Example", "PolicyReport", "PolicyStats", "RuleStats"]
 
-DEFAULT_EXAMPLES = 3
+DEFAULT_EXAMPLES = 5
 """Violating traces kept per rule unless ``--examples N`` says otherwise."""
 
 
@@ -43,9 +47,14 @@ class Example:
     """The first offending call as ``{index, name, args}`` (index 1-based), masked."""
     source: str | None = None
     """``path:line`` of the input line that completed the trace, when read from a file."""
+    calls: tuple[Mapping[str, Any], ...] = ()
+    """Every call of the trace as ``{index, name, args, status, error}``, masked (the HTML
+    report's call table; kept for the examples only)."""
+    offending: tuple[int, ...] = ()
+    """1-based indices of the calls the rule blames."""
 
     def to_json(self) -> dict[str, Any]:
-        """The example as the JSON report writes it."""
+        """The example as the JSON report writes it (its call table stays in the HTML)."""
         data: dict[str, Any] = {"trace_id": self.trace_id, "code": self.code, "reason": self.reason}
         if self.call is not None:
             data["call"] = dict(self.call)
@@ -144,8 +153,10 @@ class PolicyReport:
         *,
         examples: int = DEFAULT_EXAMPLES,
         redactor: Redactor | None = None,
+        per_trace: bool = False,
     ) -> None:
-        """Empty figures for ``policies``; keep ``examples`` violating traces per rule."""
+        """Empty figures for ``policies``; keep ``examples`` violating traces per rule (and
+        each trace's results, with ``per_trace``)."""
         self.policies = [PolicyStats.of(policy) for policy in policies]
         self.examples = examples
         self.redactor = redactor if redactor is not None else Redactor(DEFAULT_REDACT_KEYS)
@@ -156,12 +167,16 @@ class PolicyReport:
         self.warnings: list[str] = []
         """What the reading reported (unreadable lines, files), one line each."""
         self.interrupted = False
+        self.stats = TraceStats()
+        self.per_trace: list[dict[str, Any]] | None = [] if per_trace else None
+        """Each trace's results, in input order (``per_trace``), else None."""
 
     def add(self, run: TraceRun, source: str | None = None) -> list[RuleResult]:
         """Score ``run`` against every policy that selects it; its results (never raises)."""
         self.traces += 1
+        self.stats.add(run)
         results: list[RuleResult] = []
-        chosen = False
+        chosen: list[str] = []
         trajectory: Trajectory | None = None  # built once, for the first policy selecting it
         for stats in self.policies:
             try:
@@ -171,7 +186,7 @@ class PolicyReport:
                 continue
             if not selected:
                 continue
-            chosen = True
+            chosen.append(stats.policy.name)
             stats.selected += 1
             if trajectory is None:
                 trajectory = Trajectory.from_trace_run(run)
@@ -181,6 +196,8 @@ class PolicyReport:
             results.extend(found)
         if not chosen:
             self.unselected += 1
+        if self.per_trace is not None:
+            self.per_trace.append(_trace_entry(run.trace_id, source, chosen, results))
         return results
 
     def _count(
@@ -210,7 +227,22 @@ class PolicyReport:
                 "name": found.name,
                 "args": redactor.redact(dict(found.args)),
             }
-        return Example(run.trace_id, result.code, reason, call, source)
+        table = tuple(
+            {
+                "index": index,
+                "name": found.name,
+                "args": redactor.redact(dict(found.args)),
+                "status": found.status,
+                "error": None
+                if found.error is None
+                else redactor.mask_values(
+                    redactor.redact_text(_scrub(found.error, secrets, redactor.mask))
+                ),
+            }
+            for index, found in enumerate(run.calls, 1)
+        )
+        blamed = tuple(i + 1 for i in result.calls)
+        return Example(run.trace_id, result.code, reason, call, source, table, blamed)
 
     @property
     def failed(self) -> bool:
@@ -223,6 +255,9 @@ class PolicyReport:
         self.unselected += other.unselected
         self.warnings.extend(other.warnings)
         self.interrupted = self.interrupted or other.interrupted
+        self.stats.merge(other.stats)
+        if self.per_trace is not None and other.per_trace is not None:
+            self.per_trace.extend(other.per_trace)
         for mine, theirs in zip(self.policies, other.policies, strict=True):
             mine.selected += theirs.selected
             mine.selection_errors += theirs.selection_errors
@@ -234,15 +269,41 @@ class PolicyReport:
                 rule.examples.extend(more.examples[: max(room, 0)])
 
     def to_json(self) -> dict[str, Any]:
-        """The whole report as the JSON report's policy part."""
-        return {
+        """The whole report as the JSON report's policy part (``per_trace`` when kept)."""
+        data = {
             "traces": self.traces,
             "unselected": self.unselected,
             "ok": not self.failed,
             "interrupted": self.interrupted,
             "warnings": list(self.warnings),
             "policies": [stats.to_json() for stats in self.policies],
+            "stats": self.stats.to_json(),
         }
+        if self.per_trace is not None:
+            data["per_trace"] = list(self.per_trace)
+        return data
+
+
+def outcome(result: RuleResult) -> str:
+    """``pass``, ``fail`` or ``unevaluable`` (no verdict: the trace lacks what the rule needs,
+    or the rule raised)."""
+    if result.error:
+        return "unevaluable"
+    return "pass" if result.passed else "fail"
+
+
+def _trace_entry(
+    trace_id: str, source: str | None, chosen: list[str], results: list[RuleResult]
+) -> dict[str, Any]:
+    return {
+        "trace_id": trace_id,
+        "source": source,
+        "policies": chosen,
+        "rules": [
+            {"policy": r.policy, "rule": r.rule, "result": outcome(r), "code": r.code}
+            for r in results
+        ],
+    }
 
 
 def _secret_values(run: TraceRun, redactor: Redactor) -> list[str]:

@@ -59,6 +59,7 @@ __all__ = [
     "KEPT_RESULTS",
     "RecordedTrace",
     "ScenarioIndex",
+    "TraceHook",
     "UnknownScenarioError",
     "evaluate_traces",
     "iter_recorded_traces",
@@ -207,16 +208,25 @@ def _model_calls(trace: OtlpTrace) -> tuple[ModelCall, ...] | None:
     return tuple(model_call(view, turn) for turn, view in enumerate(chats))
 
 
+TraceHook = Callable[[OtlpTrace, str], None]
+"""Sees every trace read, with the input's name, before it is scored (the ``--rules`` pass
+reads each trace once with the scenarios: harness.policies.run.PolicyPass); never raises."""
+
+
 def iter_recorded_traces(
-    path: str | Path | SpanSource, errors: list[OtlpJsonError] | None = None
+    path: str | Path | SpanSource,
+    errors: list[OtlpJsonError] | None = None,
+    on_trace: TraceHook | None = None,
 ) -> Iterator[RecordedTrace]:
     """Stream every trace of a trace file (any format) or source; what cannot be read goes to
-    ``errors``."""
+    ``errors``; ``on_trace`` sees each trace as read."""
     reader = OtlpJsonReader(path)
     shown = str(path)
     reported = 0
     for trace in reader.iter_traces():
         reported = _collect(reader, errors, reported)
+        if on_trace is not None:
+            on_trace(trace, shown)
         try:
             recorded = _recorded(trace, shown)
         except (ValueError, TypeError, ArithmeticError, RecursionError) as exc:
@@ -410,6 +420,7 @@ def evaluate_traces(
     lean: bool = True,
     errors: list[OtlpJsonError] | None = None,
     keep: int | None = KEPT_RESULTS,
+    on_trace: TraceHook | None = None,
 ) -> SuiteResult:
     """Score every trace of the files, in file order; ``progress`` sees every result.
 
@@ -422,6 +433,7 @@ def evaluate_traces(
     rejects are skipped (``-k``). ``lean``: passing traces keep scores, not recorded calls.
     Unreadable lines become the result's warnings and are also appended to ``errors``. Ctrl-C
     stops the reading and returns what was scored so far, marked ``interrupted``.
+    ``on_trace``: :data:`TraceHook`, sees every trace read (selected by ``-k`` or not).
     """
     started_at = time.time()
     start = time.perf_counter()
@@ -435,7 +447,7 @@ def evaluate_traces(
     try:
         for path in paths:
             try:
-                traces = _stream_guard(path, errors)
+                traces = _stream_guard(path, errors, on_trace)
             except OSError as exc:
                 warnings.append(f"{path}: cannot read: {exc.strerror or exc}")
                 continue
@@ -480,8 +492,8 @@ def traces_result(
 
 
 def _stream_guard(
-    path: str | Path | SpanSource, errors: list[OtlpJsonError]
+    path: str | Path | SpanSource, errors: list[OtlpJsonError], on_trace: TraceHook | None
 ) -> Iterator[RecordedTrace]:
     """The input's traces, streamed; an unopenable file raises OSError before the first one."""
     readable(path)
-    return iter_recorded_traces(path, errors)
+    return iter_recorded_traces(path, errors, on_trace)

@@ -172,7 +172,8 @@ def test_scenarios_and_rules_together_one_report(shop: Recorded, tmp_path: Path)
     report = tmp_path / "r.json"
     argv = ["eval-traces", str(shop.path), "--scenarios", str(ROOT / "scenarios" / "orders.yaml")]
     tolerant = _shop_policy(tmp_path, "severity: warn", "severity: warn")
-    assert main([*argv, "--rules", str(tolerant), "--json", str(report), "-q"]) == 0
+    alone = main([*argv, "-q"])  # the scenarios' own verdict decides when the rules pass
+    assert main([*argv, "--rules", str(tolerant), "--json", str(report), "-q"]) == alone
     data = _json(report)
     assert len(data["scenarios"]) == len(shop.tools)  # the scenario part, as without --rules
     assert data["policy_traces"]["traces"] == len(shop.tools)
@@ -239,8 +240,8 @@ def test_markdown_and_github_summary_and_annotations(
         f"::warning file={policy},line=9::policy shop-support / refunds follow a lookup: "
         f"{refunds} of {total} traces violate it ({refunds / total:.1%}25, max 0.0%25)",
     ]
-    assert "--html is not written for --rules alone" in captured.err
-    assert not (tmp_path / "r.html").exists()
+    assert "is not written for --rules alone" not in captured.err
+    assert "<h2>Policies</h2>" in (tmp_path / "r.html").read_text(encoding="utf-8")
     for text in (markdown.read_text(encoding="utf-8"), summary.read_text(encoding="utf-8")):
         assert text.startswith("## Policies\n")
         assert f"| ❌ no cancelling | error | {total} | {cancels} |" in text

@@ -1,0 +1,185 @@
+"""The population's figures a team watches, over every trace read (the JSON report's ``stats``).
+
+Per trace: tool calls, model calls, tokens (input, output, total; over the traces whose model
+calls report usage). Latency: each tool call's and model call's duration, overall and per tool
+name (per model for model calls). Each figure gives its count, mean, p50/p95/p99 and max.
+
+Quantiles are exact: the values are kept (one float each) and sorted when the report is made.
+That is bounded up to :data:`EXACT_LIMIT` values per figure (8 MB each); past it a figure keeps
+a uniform reservoir sample of that size (Vitter's algorithm R, seeded, so runs repeat), and says
+``"exact": false``. Merging the figures of shards concatenates their values (then samples).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tracing.otel.trace_run import TraceRun
+
+__all__ = ["EXACT_LIMIT", "Figure", "TraceStats"]
+
+EXACT_LIMIT = 1_000_000
+"""Values a figure keeps; past that its quantiles come from a uniform sample of this size."""
+
+QUANTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))
+
+
+@dataclass(slots=True)
+class Figure:
+    """One figure: its values (up to :data:`EXACT_LIMIT`), count, sum and max of all."""
+
+    values: list[float] = field(default_factory=list)
+    count: int = 0
+    total: float = 0.0
+    largest: float = -math.inf
+    _random: random.Random | None = None
+
+    def add(self, value: float) -> None:
+        """Count one value."""
+        self.count += 1
+        self.total += value
+        if value > self.largest:
+            self.largest = value
+        if len(self.values) < EXACT_LIMIT:
+            self.values.append(value)
+            return
+        if self._random is None:
+            self._random = random.Random(0)
+        slot = self._random.randrange(self.count)  # algorithm R: keep it with p = limit/count
+        if slot < EXACT_LIMIT:
+            self.values[slot] = value
+
+    def merge(self, other: Figure) -> None:
+        """Count ``other``'s values too."""
+        count, total, largest = self.count, self.total, self.largest
+        for value in other.values:
+            self.add(value)
+        # the sums and the max are exact whatever was sampled
+        self.count = count + other.count
+        self.total = total + other.total
+        self.largest = max(largest, other.largest)
+
+    def to_json(self, scale: float = 1.0) -> dict[str, Any]:
+        """count, mean, p50/p95/p99, max (values times ``scale``), and whether exact."""
+        if not self.count:
+            return {"count": 0}
+        ordered = sorted(self.values)
+        data: dict[str, Any] = {"count": self.count, "mean": self.total / self.count * scale}
+        for name, q in QUANTILES:
+            data[name] = _quantile(ordered, q) * scale
+        data["max"] = self.largest * scale
+        if self.count > len(self.values):
+            data["exact"] = False
+        return data
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    """The ``q`` quantile by linear interpolation between closest ranks (numpy's default)."""
+    position = (len(ordered) - 1) * q
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+@dataclass(slots=True)
+class TraceStats:
+    """Figures per trace and per call over every run added (module docstring)."""
+
+    traces: int = 0
+    tool_calls: Figure = field(default_factory=Figure)
+    model_calls: Figure = field(default_factory=Figure)
+    input_tokens: Figure = field(default_factory=Figure)
+    output_tokens: Figure = field(default_factory=Figure)
+    total_tokens: Figure = field(default_factory=Figure)
+    tool_latency: Figure = field(default_factory=Figure)
+    model_latency: Figure = field(default_factory=Figure)
+    tools: dict[str, Figure] = field(default_factory=dict)
+    """Latency per tool name."""
+    models: dict[str, Figure] = field(default_factory=dict)
+    """Latency per model name (model calls that name theirs)."""
+
+    def add(self, run: TraceRun) -> None:
+        """Count one trace's calls, tokens and latencies."""
+        self.traces += 1
+        self.tool_calls.add(len(run.calls))
+        models = run.model_calls or ()
+        self.model_calls.add(len(models))
+        for call in run.calls:
+            took = call.duration_ns
+            if took is not None and took >= 0:
+                self.tool_latency.add(took)
+                _figure(self.tools, call.name).add(took)
+        tokens = [0, 0, 0]
+        reported = [False, False, False]
+        for model in models:
+            for i, value in enumerate(
+                (model.input_tokens, model.output_tokens, model.total_tokens)
+            ):
+                if value is not None:
+                    tokens[i] += value
+                    reported[i] = True
+            if model.started_at is not None and model.ended_at is not None:
+                took = model.ended_at - model.started_at
+                if took >= 0:
+                    self.model_latency.add(took)
+                    if model.model:
+                        _figure(self.models, model.model).add(took)
+        for figure, value, seen in zip(
+            (self.input_tokens, self.output_tokens, self.total_tokens),
+            tokens,
+            reported,
+            strict=True,
+        ):
+            if seen:
+                figure.add(value)
+
+    def merge(self, other: TraceStats) -> None:
+        """Add the figures of ``other`` (a later part of the input)."""
+        self.traces += other.traces
+        for name in _FIGURES:
+            getattr(self, name).merge(getattr(other, name))
+        for mine, theirs in ((self.tools, other.tools), (self.models, other.models)):
+            for key, figure in theirs.items():
+                _figure(mine, key).merge(figure)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON report's ``stats``: counts per trace, latencies in milliseconds."""
+        ms = 1e-6
+        return {
+            "traces": self.traces,
+            "per_trace": {
+                "tool_calls": self.tool_calls.to_json(),
+                "model_calls": self.model_calls.to_json(),
+                "input_tokens": self.input_tokens.to_json(),
+                "output_tokens": self.output_tokens.to_json(),
+                "total_tokens": self.total_tokens.to_json(),
+            },
+            "latency_ms": {
+                "tools": self.tool_latency.to_json(ms),
+                "models": self.model_latency.to_json(ms),
+                "per_tool": {k: f.to_json(ms) for k, f in sorted(self.tools.items())},
+                "per_model": {k: f.to_json(ms) for k, f in sorted(self.models.items())},
+            },
+        }
+
+
+_FIGURES: tuple[str, ...] = (
+    "tool_calls",
+    "model_calls",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "tool_latency",
+    "model_latency",
+)
+
+
+def _figure(figures: dict[str, Figure], key: str) -> Figure:
+    found = figures.get(key)
+    if found is None:
+        found = figures[key] = Figure()
+    return found

@@ -11,6 +11,7 @@ See docs/metrics.md, "Rules", and issue 28.
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import threading
@@ -27,7 +28,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from harness.online.policy import OnlinePolicy, TraceResult
 from harness.online.reading import Received, SpanItem, read_trace, span_hex_id
 from harness.online.signals import Signals, trace_context
-from harness.redaction import Redactor
+from harness.redaction import Redactor, Scrubber
 from tracing import SpanView
 
 if TYPE_CHECKING:
@@ -110,7 +111,9 @@ class RuleProcessor(SpanProcessor):
     ``harness.trace.complete = false``). Each result is one ``gen_ai.evaluation.result`` event
     linked to the trace and its root span, counted in ``harness.rule.evaluations`` (and
     ``harness.rule.violations`` when it failed), and passed to ``on_result`` as a
-    :class:`~harness.online.policy.TraceResult`.
+    :class:`~harness.online.policy.TraceResult`. A passing result's event carries its
+    explanation only with ``explain_passes`` (formatting and masking it is the cost of a
+    sentence nobody acts on).
 
     Threading contract (as the SDK's ``BatchSpanProcessor``): ``on_start`` does nothing;
     ``on_end`` runs on the thread that ended the span and only appends it to its trace under a
@@ -155,6 +158,7 @@ class RuleProcessor(SpanProcessor):
         logger_provider: LoggerProvider | None = None,
         meter_provider: MeterProvider | None = None,
         redactor: Redactor | None = None,
+        explain_passes: bool = False,
     ) -> None:
         """Start the worker; ValueError for a bound that is not positive or an object that is
         not a policy, ConfigError for a policy file that does not load."""
@@ -180,7 +184,7 @@ class RuleProcessor(SpanProcessor):
         self._timeout = float(trace_timeout)
         self._max_open = max_open_traces
         self._max_spans = max_spans_per_trace
-        self._signals = Signals(logger_provider, meter_provider, redactor)
+        self._signals = Signals(logger_provider, meter_provider, redactor, explain_passes)
         self._lock = threading.Lock()
         self._open: OrderedDict[str, _Open] = OrderedDict()
         self._done: OrderedDict[str, None] = OrderedDict()
@@ -382,7 +386,7 @@ class RuleProcessor(SpanProcessor):
     def _evaluate(self, job: _Job) -> None:
         try:
             run = read_trace(job.trace_id, job.items, job.root)
-            scrub = self._signals.scrubber(run)
+            scrub = _Once(functools.partial(self._signals.scrubber, run))
             anchor = job.root if job.root is not None else _first(job.items)
             span_id = span_hex_id(anchor) if anchor is not None else None
             context = trace_context(job.trace_id, span_id)
@@ -424,6 +428,22 @@ class RuleProcessor(SpanProcessor):
                 left += 1
         if left:
             self._signals.dropped("shutdown", left)
+
+
+class _Once:
+    """A value made on first use, then kept (a trace's scrubber: only failures need it)."""
+
+    __slots__ = ("_make", "_value")
+
+    def __init__(self, make: Callable[[], Scrubber]) -> None:
+        self._make: Callable[[], Scrubber] | None = make
+        self._value: Scrubber | None = None
+
+    def __call__(self) -> Scrubber:
+        if self._make is not None:
+            self._value, self._make = self._make(), None
+        assert self._value is not None
+        return self._value
 
 
 def _call(method: weakref.WeakMethod[Callable[[], None]]) -> None:

@@ -70,7 +70,10 @@ def test_events_counters_and_on_result_say_what_the_rules_say(pipes: Pipelines) 
         attributes = record.attributes
         assert attributes["gen_ai.evaluation.score.label"] == ("pass" if result.passed else "fail")
         assert attributes["gen_ai.evaluation.score.value"] == (1.0 if result.passed else 0.0)
-        assert attributes["gen_ai.evaluation.explanation"] == result.reason
+        # a pass carries no explanation unless asked (explain_passes): nobody acts on it
+        assert attributes.get("gen_ai.evaluation.explanation") == (
+            None if result.passed else result.reason
+        )
         assert attributes["harness.policy"] == "support"
         assert attributes["harness.trace.complete"] is True
 
@@ -83,6 +86,20 @@ def test_events_counters_and_on_result_say_what_the_rules_say(pipes: Pipelines) 
     assert {r.trace_id for r in seen} == {format_trace_id(root.context.trace_id)}
     assert {r.span_id for r in seen} == {format_span_id(root.context.span_id)}
     assert [r.violation for r in seen] == [not r.passed for r in expected.values()]
+
+
+def test_explain_passes_puts_the_reason_on_passing_events_too(pipes: Pipelines) -> None:
+    seen: list[TraceResult] = []
+    processor = pipes.processor(
+        [RulesPolicy("support")], on_result=seen.append, explain_passes=True
+    )
+    run_orders(pipes.tracer_provider, "Look up ORD-1042", LOOKUP)
+    assert processor.force_flush(10_000)
+    events = _by_rule(pipes)
+    assert seen and all(r.result.passed for r in seen)
+    for item in seen:
+        explanation = events[f"rule:{item.result.rule}"].attributes["gen_ai.evaluation.explanation"]
+        assert explanation == item.result.reason
 
 
 def test_only_the_policies_that_select_the_trace_are_evaluated(pipes: Pipelines) -> None:
@@ -268,8 +285,10 @@ def test_shutdown_counts_what_it_could_not_evaluate_in_time(pipes: Pipelines) ->
 
 
 def test_bad_arguments_are_clear_errors_at_construction() -> None:
-    with pytest.raises(ValueError, match=r"policies\[0\] is a str, not a policy"):
-        RuleProcessor(["policy.yaml"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"policies\[0\] is a int, not a policy"):
+        RuleProcessor([42])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"policy\.yaml: no such file or directory"):
+        RuleProcessor(["policy.yaml"])  # a file that does not load: at construction
     with pytest.raises(ValueError, match="queue_size must be positive, got 0"):
         RuleProcessor([], queue_size=0)
 

@@ -30,6 +30,7 @@ from harness.online.reading import Received, SpanItem, read_trace, span_hex_id
 from harness.online.signals import Signals, trace_context
 from harness.redaction import Redactor, Scrubber
 from tracing import SpanView
+from tracing.otel.span_view import SpanEvent
 
 if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
@@ -63,6 +64,8 @@ class _Open:
     """With a root and a ``root_grace``: time.monotonic() when it is evaluated."""
     overflowed: bool = False
     """It passed max_spans_per_trace: its spans were let go and it will not be evaluated."""
+    events: list[tuple[str, SpanEvent]] = field(default_factory=list)
+    """Log events received for its spans (``harness serve``'s ``/v1/logs``): (span id, event)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,7 @@ class _Job:
     trace_id: str
     items: list[SpanItem]
     root: SpanItem | None
+    events: list[tuple[str, SpanEvent]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +241,15 @@ class RuleProcessor(SpanProcessor):
         except Exception:
             self._signals.error("receive")
 
+    def receive_event(self, trace_id: str, span_id: str, event: SpanEvent) -> None:
+        """Keep a log event of a span (``harness serve``'s ``/v1/logs``: content written as
+        GenAI events): joined to its span before the trace is read. An event of a trace
+        already evaluated is let go; events count toward ``max_spans_per_trace``."""
+        try:
+            self._take_event(trace_id, span_id, event)
+        except Exception:
+            self._signals.error("receive")
+
     def force_flush(self, timeout_millis: int | None = 30_000) -> bool:
         """Evaluate every trace queued so far; True when done within the timeout (None: the
         default 30 s, as the SDK's batch processor takes it)."""
@@ -279,29 +292,11 @@ class RuleProcessor(SpanProcessor):
         jobs: list[_Job] = []
         drops: list[str] = []
         with self._lock:
-            if self._shut:
-                return
-            trace = self._open.get(trace_id)
+            trace = self._opened(trace_id, jobs, drops)
             if trace is None:
-                if trace_id in self._done:
-                    return  # a late span of a trace already evaluated or dropped
-                if len(self._open) >= self._max_open:
-                    oldest, evicted = self._open.popitem(last=False)
-                    if evicted.root is not None:  # its root came: evaluate it now, not drop it
-                        jobs.append(_Job(oldest, evicted.items, evicted.root))
-                    elif not evicted.overflowed:  # (an overflowed one was counted already)
-                        drops.append("max_open_traces")
-                    self._finish(oldest)
-                trace = self._open[trace_id] = _Open()
-            trace.seen = time.monotonic()
-            if not trace.overflowed:
-                if len(trace.items) >= self._max_spans:
-                    trace.overflowed = True
-                    trace.items = []
-                    trace.root = None
-                    drops.append("max_spans_per_trace")
-                else:
-                    trace.items.append(item)
+                return
+            if self._fits(trace, drops):
+                trace.items.append(item)
             if is_root and self._grace and not trace.overflowed:
                 trace.root, trace.due = item, trace.seen + self._grace  # the sweep queues it
             elif is_root:
@@ -309,7 +304,52 @@ class RuleProcessor(SpanProcessor):
                 self._finish(trace_id)
                 if not trace.overflowed:
                     trace.root = item
-                    jobs.append(_Job(trace_id, trace.items, item))
+                    jobs.append(_Job(trace_id, trace.items, item, trace.events))
+        self._send(jobs, drops)
+
+    def _take_event(self, trace_id: str, span_id: str, event: SpanEvent) -> None:
+        jobs: list[_Job] = []
+        drops: list[str] = []
+        with self._lock:
+            trace = self._opened(trace_id, jobs, drops)
+            if trace is not None and self._fits(trace, drops):
+                trace.events.append((span_id, event))
+        self._send(jobs, drops)
+
+    def _opened(self, trace_id: str, jobs: list[_Job], drops: list[str]) -> _Open | None:
+        """The open trace, opened now when new (evicting the oldest past max_open_traces);
+        None after shutdown or for a trace already evaluated or dropped (its late spans and
+        events are let go). The caller holds the lock."""
+        if self._shut:
+            return None
+        trace = self._open.get(trace_id)
+        if trace is None:
+            if trace_id in self._done:
+                return None
+            if len(self._open) >= self._max_open:
+                oldest, evicted = self._open.popitem(last=False)
+                if evicted.root is not None:  # its root came: evaluate it now, not drop it
+                    jobs.append(_Job(oldest, evicted.items, evicted.root, evicted.events))
+                elif not evicted.overflowed:  # (an overflowed one was counted already)
+                    drops.append("max_open_traces")
+                self._finish(oldest)
+            trace = self._open[trace_id] = _Open()
+        trace.seen = time.monotonic()
+        return trace
+
+    def _fits(self, trace: _Open, drops: list[str]) -> bool:
+        """Is there room for one more span or event (else the trace overflows, once)?"""
+        if trace.overflowed:
+            return False
+        if len(trace.items) + len(trace.events) < self._max_spans:
+            return True
+        trace.overflowed = True
+        trace.items, trace.events, trace.root = [], [], None
+        drops.append("max_spans_per_trace")
+        return False
+
+    def _send(self, jobs: list[_Job], drops: list[str]) -> None:
+        """Count the drops and queue the jobs, outside the lock."""
         for reason in drops:
             self._signals.dropped(reason)
         for job in jobs:
@@ -329,7 +369,7 @@ class RuleProcessor(SpanProcessor):
         self._finish(trace_id)
         if trace.overflowed or not trace.items:
             return None
-        return _Job(trace_id, trace.items, trace.root)
+        return _Job(trace_id, trace.items, trace.root, trace.events)
 
     # Worker ---------------------------------------------------------------------------------
 
@@ -385,7 +425,7 @@ class RuleProcessor(SpanProcessor):
 
     def _evaluate(self, job: _Job) -> None:
         try:
-            run = read_trace(job.trace_id, job.items, job.root)
+            run = read_trace(job.trace_id, job.items, job.root, job.events)
             scrub = _Once(functools.partial(self._signals.scrubber, run))
             anchor = job.root if job.root is not None else _first(job.items)
             span_id = span_hex_id(anchor) if anchor is not None else None

@@ -19,18 +19,19 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, set_value
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from harness.online.policy import OnlinePolicy, TraceResult
-from harness.online.reading import Received, SpanItem, read_trace, span_hex_id
+from harness.online.reading import Received, SpanItem, read_trace, root_only, span_hex_id
 from harness.online.signals import Signals, trace_context
 from harness.redaction import Redactor, Scrubber
 from tracing import SpanView
 from tracing.otel.span_view import SpanEvent
+from tracing.otel.trace_run import TraceRun
 
 if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
@@ -167,6 +168,7 @@ class RuleProcessor(SpanProcessor):
         """Start the worker; ValueError for a bound that is not positive or an object that is
         not a policy, ConfigError for a policy file that does not load."""
         self._policies = _policies(policies)
+        self._prefilters = [_prefilter(policy) for policy in self._policies]
         for index, policy in enumerate(self._policies):
             if not isinstance(policy, OnlinePolicy):
                 raise ValueError(
@@ -425,6 +427,8 @@ class RuleProcessor(SpanProcessor):
 
     def _evaluate(self, job: _Job) -> None:
         try:
+            if not self._may_select(job):
+                return
             run = read_trace(job.trace_id, job.items, job.root, job.events)
             scrub = _Once(functools.partial(self._signals.scrubber, run))
             anchor = job.root if job.root is not None else _first(job.items)
@@ -453,6 +457,26 @@ class RuleProcessor(SpanProcessor):
                         self._on_result(item)
                     except Exception:
                         self._signals.error("on_result", name)
+
+    def _may_select(self, job: _Job) -> bool:
+        """Can some policy select this trace? Read from its root span and resource alone,
+        before the spans are read: a trace no policy's ``service`` / ``root`` /
+        ``attributes`` keys take is let go unread (``agent`` and ``uses_tool`` need the
+        read trace, so a policy with only those may select it)."""
+        if job.root is None:
+            return True
+        shallow: TraceRun | None = None
+        for prefilter in self._prefilters:
+            if prefilter is None:
+                return True
+            if shallow is None:
+                shallow = root_only(job.trace_id, job.root)
+            try:
+                if prefilter(shallow):
+                    return True
+            except Exception:
+                return True  # the policy's own selects() says, after the read
+        return False
 
     def _drop_queued(self) -> None:
         """Count what the worker did not reach before shutdown's timeout."""
@@ -484,6 +508,20 @@ class _Once:
             self._value, self._make = self._make(), None
         assert self._value is not None
         return self._value
+
+
+def _prefilter(policy: Any) -> Callable[[TraceRun], bool] | None:
+    """A policy file's selector without its ``agent`` and ``uses_tool`` keys (what the root
+    span and resource alone can answer), or None for a policy that may select any trace."""
+    select = getattr(policy, "select", None)
+    try:
+        from harness.policies.select import Selector
+    except ImportError:  # pragma: no cover - harness.policies ships with harness
+        return None
+    if not isinstance(select, Selector):
+        return None
+    shallow = replace(select, agent=None, uses_tool=())
+    return None if shallow.every_trace else shallow.selects
 
 
 def _call(method: weakref.WeakMethod[Callable[[], None]]) -> None:

@@ -18,9 +18,9 @@ from tracing import SpanView
 from tracing.otel.producers import agent_name_of
 from tracing.otel.span_reading import keeps
 from tracing.otel.span_view import SpanEvent
-from tracing.otel.trace_run import AgentMark, TraceRun, read_run
+from tracing.otel.trace_run import SERVICE_NAME, AgentMark, TraceRun, read_run
 
-__all__ = ["Received", "SpanItem", "read_trace", "span_hex_id"]
+__all__ = ["Received", "SpanItem", "read_trace", "root_only", "span_hex_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +91,24 @@ def read_trace(
         first = items[0]
         resource = first.resource if isinstance(first, Received) else first.resource.attributes
     return read_run(trace_id, views, parents, root_view, resource=dict(resource), agents=agents)
+
+
+def root_only(trace_id: str, root: SpanItem) -> TraceRun:
+    """What a trace's root span and resource say before its spans are read (no calls): enough
+    for a selector's ``service``, ``root`` and ``attributes`` keys."""
+    if isinstance(root, Received):
+        name, attributes, resource = root.view.name, root.view.attributes, root.resource
+    else:
+        name, attributes, resource = root.name, root.attributes or {}, root.resource.attributes
+    service = resource.get(SERVICE_NAME)
+    return TraceRun(
+        trace_id=trace_id,
+        calls=(),
+        service=service if isinstance(service, str) else None,
+        root_name=name,
+        root_attributes=attributes,
+        resource=resource,
+    )
 
 
 def _same(item: SpanItem, root: SpanItem) -> bool:

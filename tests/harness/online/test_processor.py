@@ -8,9 +8,13 @@ import logging
 import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import format_span_id, format_trace_id
 
 from harness import Sample
@@ -111,6 +115,40 @@ def test_only_the_policies_that_select_the_trace_are_evaluated(pipes: Pipelines)
     policies = {record.attributes["harness.policy"] for record in pipes.events()}
     assert policies == {"orders only"}
     assert len(pipes.events()) == len(RULES)
+
+
+def test_policy_files_select_from_the_root_before_and_after_the_read(
+    pipes: Pipelines, tmp_path: Path
+) -> None:
+    pytest.importorskip("harness.policies", reason="policy files come with harness.policies")
+    first = TracerProvider()
+    memory = InMemorySpanExporter()
+    first.add_span_processor(SimpleSpanProcessor(memory))
+    run_orders(first, "Look up ORD-1042", LOOKUP)
+    (root,) = [span for span in memory.get_finished_spans() if span.parent is None]
+    policy = tmp_path / "policies.yaml"
+    body = "\n".join(f"  - {{name: {n}, max_repeats: 1}}" for n in ("no loops",))
+    policy.write_text(
+        f"""policies:
+- name: this root
+  select: {{root: "{root.name}", agent: orders}}
+  rules:
+{body}
+- name: other service
+  select: {{service: "billing-*"}}
+  rules:
+{body}
+- name: other agent, same root
+  select: {{root: "{root.name}", agent: billing}}
+  rules:
+{body}
+""",
+        encoding="utf-8",
+    )
+    processor = pipes.processor([policy])
+    run_orders(pipes.tracer_provider, "Look up ORD-1042", LOOKUP)
+    assert processor.force_flush(10_000)
+    assert {record.attributes["harness.policy"] for record in pipes.events()} == {"this root"}
 
 
 class _Raising(Forbid):

@@ -1,4 +1,4 @@
-"""pytest plugin (registered through ``pytest11``): scenario files as tests, and two fixtures.
+"""pytest plugin (registered through ``pytest11``): scenario files as tests, and three fixtures.
 
 Inert unless used: loading it imports only pytest. Scenario collection is opt-in through
 ``--harness-scenarios`` or the ini option ``harness_scenarios = true``; the fixtures import the
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
     from langchain_core.language_models import BaseChatModel
 
+    from harness.online.testing import RuleCheck
     from harness.run.results import ScenarioResult
     from harness.scenarios import Scenario
     from tracing.langchain.recorder import ToolCallRecorder
@@ -309,6 +310,34 @@ def harness_model(request: pytest.FixtureRequest) -> Iterator[ModelFactory]:
     yield factory
     for store in stores:
         _finish_cassettes(store)
+
+
+_RULES = pytest.StashKey["RuleCheck"]()
+
+
+@pytest.fixture
+def harness_rules(request: pytest.FixtureRequest) -> Iterator[RuleCheck]:
+    """Online rules for a test that runs the whole app: ``harness_rules(provider,
+    "policies.yaml")`` installs a RuleProcessor on the app's TracerProvider (paths, or loaded
+    policy objects; ``errors=True`` fails on results that are no verdict too) and returns the
+    list of results; when the test body ends, every trace is evaluated and the test fails on
+    any violation."""
+    from harness.online.testing import RuleCheck
+
+    check = RuleCheck()
+    request.node.stash[_RULES] = check
+    yield check
+    check.close()  # the test failed on its own: stop the processors all the same
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    """A test using ``harness_rules`` fails, in its call phase, on a violation."""
+    result = yield
+    check = item.stash.get(_RULES, None)
+    if check is not None:
+        check.finish()
+    return result
 
 
 # --- record and replay (harness.cassettes.pytest_support) ----------------------------------

@@ -51,7 +51,8 @@ def add_parser(commands: Any) -> None:
     serve: argparse.ArgumentParser = commands.add_parser(
         "serve",
         help="check live traces against policies: an OTLP/HTTP receiver beside your backend",
-        description="Receive OTLP/HTTP traces (/v1/traces, protobuf or JSON, gzip), evaluate "
+        description="Receive OTLP/HTTP traces (/v1/traces, protobuf or JSON, gzip; content "
+        "written as log events on /v1/logs, joined to its spans), evaluate "
         "every policy that selects each finished trace, and export one "
         "gen_ai.evaluation.result event per rule result and the harness.rule.* counters over "
         "OTLP/HTTP. GET /healthz answers ok.",

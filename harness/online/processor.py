@@ -11,6 +11,7 @@ See docs/metrics.md, "Rules", and issue 28.
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import threading
@@ -18,17 +19,19 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, set_value
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from harness.online.policy import OnlinePolicy, TraceResult
-from harness.online.reading import Received, SpanItem, read_trace, span_hex_id
+from harness.online.reading import Received, SpanItem, read_trace, root_only, span_hex_id
 from harness.online.signals import Signals, trace_context
-from harness.redaction import Redactor
+from harness.redaction import Redactor, Scrubber
 from tracing import SpanView
+from tracing.otel.span_view import SpanEvent
+from tracing.otel.trace_run import TraceRun
 
 if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
@@ -62,6 +65,8 @@ class _Open:
     """With a root and a ``root_grace``: time.monotonic() when it is evaluated."""
     overflowed: bool = False
     """It passed max_spans_per_trace: its spans were let go and it will not be evaluated."""
+    events: list[tuple[str, SpanEvent]] = field(default_factory=list)
+    """Log events received for its spans (``harness serve``'s ``/v1/logs``): (span id, event)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +74,7 @@ class _Job:
     trace_id: str
     items: list[SpanItem]
     root: SpanItem | None
+    events: list[tuple[str, SpanEvent]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +116,9 @@ class RuleProcessor(SpanProcessor):
     ``harness.trace.complete = false``). Each result is one ``gen_ai.evaluation.result`` event
     linked to the trace and its root span, counted in ``harness.rule.evaluations`` (and
     ``harness.rule.violations`` when it failed), and passed to ``on_result`` as a
-    :class:`~harness.online.policy.TraceResult`.
+    :class:`~harness.online.policy.TraceResult`. A passing result's event carries its
+    explanation only with ``explain_passes`` (formatting and masking it is the cost of a
+    sentence nobody acts on).
 
     Threading contract (as the SDK's ``BatchSpanProcessor``): ``on_start`` does nothing;
     ``on_end`` runs on the thread that ended the span and only appends it to its trace under a
@@ -155,10 +163,12 @@ class RuleProcessor(SpanProcessor):
         logger_provider: LoggerProvider | None = None,
         meter_provider: MeterProvider | None = None,
         redactor: Redactor | None = None,
+        explain_passes: bool = False,
     ) -> None:
         """Start the worker; ValueError for a bound that is not positive or an object that is
         not a policy, ConfigError for a policy file that does not load."""
         self._policies = _policies(policies)
+        self._prefilters = [_prefilter(policy) for policy in self._policies]
         for index, policy in enumerate(self._policies):
             if not isinstance(policy, OnlinePolicy):
                 raise ValueError(
@@ -180,7 +190,7 @@ class RuleProcessor(SpanProcessor):
         self._timeout = float(trace_timeout)
         self._max_open = max_open_traces
         self._max_spans = max_spans_per_trace
-        self._signals = Signals(logger_provider, meter_provider, redactor)
+        self._signals = Signals(logger_provider, meter_provider, redactor, explain_passes)
         self._lock = threading.Lock()
         self._open: OrderedDict[str, _Open] = OrderedDict()
         self._done: OrderedDict[str, None] = OrderedDict()
@@ -233,6 +243,15 @@ class RuleProcessor(SpanProcessor):
         except Exception:
             self._signals.error("receive")
 
+    def receive_event(self, trace_id: str, span_id: str, event: SpanEvent) -> None:
+        """Keep a log event of a span (``harness serve``'s ``/v1/logs``: content written as
+        GenAI events): joined to its span before the trace is read. An event of a trace
+        already evaluated is let go; events count toward ``max_spans_per_trace``."""
+        try:
+            self._take_event(trace_id, span_id, event)
+        except Exception:
+            self._signals.error("receive")
+
     def force_flush(self, timeout_millis: int | None = 30_000) -> bool:
         """Evaluate every trace queued so far; True when done within the timeout (None: the
         default 30 s, as the SDK's batch processor takes it)."""
@@ -275,29 +294,11 @@ class RuleProcessor(SpanProcessor):
         jobs: list[_Job] = []
         drops: list[str] = []
         with self._lock:
-            if self._shut:
-                return
-            trace = self._open.get(trace_id)
+            trace = self._opened(trace_id, jobs, drops)
             if trace is None:
-                if trace_id in self._done:
-                    return  # a late span of a trace already evaluated or dropped
-                if len(self._open) >= self._max_open:
-                    oldest, evicted = self._open.popitem(last=False)
-                    if evicted.root is not None:  # its root came: evaluate it now, not drop it
-                        jobs.append(_Job(oldest, evicted.items, evicted.root))
-                    elif not evicted.overflowed:  # (an overflowed one was counted already)
-                        drops.append("max_open_traces")
-                    self._finish(oldest)
-                trace = self._open[trace_id] = _Open()
-            trace.seen = time.monotonic()
-            if not trace.overflowed:
-                if len(trace.items) >= self._max_spans:
-                    trace.overflowed = True
-                    trace.items = []
-                    trace.root = None
-                    drops.append("max_spans_per_trace")
-                else:
-                    trace.items.append(item)
+                return
+            if self._fits(trace, drops):
+                trace.items.append(item)
             if is_root and self._grace and not trace.overflowed:
                 trace.root, trace.due = item, trace.seen + self._grace  # the sweep queues it
             elif is_root:
@@ -305,7 +306,52 @@ class RuleProcessor(SpanProcessor):
                 self._finish(trace_id)
                 if not trace.overflowed:
                     trace.root = item
-                    jobs.append(_Job(trace_id, trace.items, item))
+                    jobs.append(_Job(trace_id, trace.items, item, trace.events))
+        self._send(jobs, drops)
+
+    def _take_event(self, trace_id: str, span_id: str, event: SpanEvent) -> None:
+        jobs: list[_Job] = []
+        drops: list[str] = []
+        with self._lock:
+            trace = self._opened(trace_id, jobs, drops)
+            if trace is not None and self._fits(trace, drops):
+                trace.events.append((span_id, event))
+        self._send(jobs, drops)
+
+    def _opened(self, trace_id: str, jobs: list[_Job], drops: list[str]) -> _Open | None:
+        """The open trace, opened now when new (evicting the oldest past max_open_traces);
+        None after shutdown or for a trace already evaluated or dropped (its late spans and
+        events are let go). The caller holds the lock."""
+        if self._shut:
+            return None
+        trace = self._open.get(trace_id)
+        if trace is None:
+            if trace_id in self._done:
+                return None
+            if len(self._open) >= self._max_open:
+                oldest, evicted = self._open.popitem(last=False)
+                if evicted.root is not None:  # its root came: evaluate it now, not drop it
+                    jobs.append(_Job(oldest, evicted.items, evicted.root, evicted.events))
+                elif not evicted.overflowed:  # (an overflowed one was counted already)
+                    drops.append("max_open_traces")
+                self._finish(oldest)
+            trace = self._open[trace_id] = _Open()
+        trace.seen = time.monotonic()
+        return trace
+
+    def _fits(self, trace: _Open, drops: list[str]) -> bool:
+        """Is there room for one more span or event (else the trace overflows, once)?"""
+        if trace.overflowed:
+            return False
+        if len(trace.items) + len(trace.events) < self._max_spans:
+            return True
+        trace.overflowed = True
+        trace.items, trace.events, trace.root = [], [], None
+        drops.append("max_spans_per_trace")
+        return False
+
+    def _send(self, jobs: list[_Job], drops: list[str]) -> None:
+        """Count the drops and queue the jobs, outside the lock."""
         for reason in drops:
             self._signals.dropped(reason)
         for job in jobs:
@@ -325,7 +371,7 @@ class RuleProcessor(SpanProcessor):
         self._finish(trace_id)
         if trace.overflowed or not trace.items:
             return None
-        return _Job(trace_id, trace.items, trace.root)
+        return _Job(trace_id, trace.items, trace.root, trace.events)
 
     # Worker ---------------------------------------------------------------------------------
 
@@ -381,8 +427,10 @@ class RuleProcessor(SpanProcessor):
 
     def _evaluate(self, job: _Job) -> None:
         try:
-            run = read_trace(job.trace_id, job.items, job.root)
-            scrub = self._signals.scrubber(run)
+            if not self._may_select(job):
+                return
+            run = read_trace(job.trace_id, job.items, job.root, job.events)
+            scrub = _Once(functools.partial(self._signals.scrubber, run))
             anchor = job.root if job.root is not None else _first(job.items)
             span_id = span_hex_id(anchor) if anchor is not None else None
             context = trace_context(job.trace_id, span_id)
@@ -410,6 +458,26 @@ class RuleProcessor(SpanProcessor):
                     except Exception:
                         self._signals.error("on_result", name)
 
+    def _may_select(self, job: _Job) -> bool:
+        """Can some policy select this trace? Read from its root span and resource alone,
+        before the spans are read: a trace no policy's ``service`` / ``root`` /
+        ``attributes`` keys take is let go unread (``agent`` and ``uses_tool`` need the
+        read trace, so a policy with only those may select it)."""
+        if job.root is None:
+            return True
+        shallow: TraceRun | None = None
+        for prefilter in self._prefilters:
+            if prefilter is None:
+                return True
+            if shallow is None:
+                shallow = root_only(job.trace_id, job.root)
+            try:
+                if prefilter(shallow):
+                    return True
+            except Exception:
+                return True  # the policy's own selects() says, after the read
+        return False
+
     def _drop_queued(self) -> None:
         """Count what the worker did not reach before shutdown's timeout."""
         left = 0
@@ -424,6 +492,36 @@ class RuleProcessor(SpanProcessor):
                 left += 1
         if left:
             self._signals.dropped("shutdown", left)
+
+
+class _Once:
+    """A value made on first use, then kept (a trace's scrubber: only failures need it)."""
+
+    __slots__ = ("_make", "_value")
+
+    def __init__(self, make: Callable[[], Scrubber]) -> None:
+        self._make: Callable[[], Scrubber] | None = make
+        self._value: Scrubber | None = None
+
+    def __call__(self) -> Scrubber:
+        if self._make is not None:
+            self._value, self._make = self._make(), None
+        assert self._value is not None
+        return self._value
+
+
+def _prefilter(policy: Any) -> Callable[[TraceRun], bool] | None:
+    """A policy file's selector without its ``agent`` and ``uses_tool`` keys (what the root
+    span and resource alone can answer), or None for a policy that may select any trace."""
+    select = getattr(policy, "select", None)
+    try:
+        from harness.policies.select import Selector
+    except ImportError:  # pragma: no cover - harness.policies ships with harness
+        return None
+    if not isinstance(select, Selector):
+        return None
+    shallow = replace(select, agent=None, uses_tool=())
+    return None if shallow.every_trace else shallow.selects
 
 
 def _call(method: weakref.WeakMethod[Callable[[], None]]) -> None:

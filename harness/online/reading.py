@@ -9,7 +9,7 @@ the app pays for a list append, not for a copy of every attribute.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
@@ -17,9 +17,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 from tracing import SpanView
 from tracing.otel.producers import agent_name_of
 from tracing.otel.span_reading import keeps
-from tracing.otel.trace_run import AgentMark, TraceRun, read_run
+from tracing.otel.span_view import SpanEvent
+from tracing.otel.trace_run import SERVICE_NAME, AgentMark, TraceRun, read_run
 
-__all__ = ["Received", "SpanItem", "read_trace", "span_hex_id"]
+__all__ = ["Received", "SpanItem", "read_trace", "root_only", "span_hex_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +47,18 @@ def _parent_id(span: ReadableSpan) -> str | None:
     return format(parent.span_id, "016x") if parent is not None else None
 
 
-def read_trace(trace_id: str, items: Sequence[SpanItem], root: SpanItem | None) -> TraceRun:
+def read_trace(
+    trace_id: str,
+    items: Sequence[SpanItem],
+    root: SpanItem | None,
+    events: Sequence[tuple[str, SpanEvent]] = (),
+) -> TraceRun:
     """The run of one trace: ``items`` every span it collected (``root`` among them, or None
-    when the trace is read without its root)."""
+    when the trace is read without its root); ``events`` the log events received for its spans
+    as (span id, event), joined to them as eval-traces ``--logs`` joins a log file."""
+    if events:
+        items = _joined(items, events)
+        root = next((i for i in items if _same(i, root)), None) if root is not None else None
     views: list[SpanView] = []
     parents: dict[str, str | None] = {}
     agents: list[AgentMark] = []
@@ -60,8 +70,8 @@ def read_trace(trace_id: str, items: Sequence[SpanItem], root: SpanItem | None) 
             if item is root:
                 root_view, resource = view, item.resource
                 continue
-            events = ((e.name, e.attributes) for e in view.events)
-            if keeps(view.attributes, view.parent_id, events):
+            named = ((e.name, e.attributes) for e in view.events)
+            if keeps(view.attributes, view.parent_id, named):
                 views.append(view)
             else:
                 _link(view.span_id, view.parent_id, view.attributes, view.start_ns, parents, agents)
@@ -71,8 +81,8 @@ def read_trace(trace_id: str, items: Sequence[SpanItem], root: SpanItem | None) 
             continue
         attributes = item.attributes or {}
         parent_id = _parent_id(item)
-        events = ((e.name, e.attributes or {}) for e in item.events)
-        if keeps(attributes, parent_id, events):
+        named = ((e.name, e.attributes or {}) for e in item.events)
+        if keeps(attributes, parent_id, named):
             views.append(SpanView.from_readable(item))
         else:
             span_id = span_hex_id(item)
@@ -81,6 +91,49 @@ def read_trace(trace_id: str, items: Sequence[SpanItem], root: SpanItem | None) 
         first = items[0]
         resource = first.resource if isinstance(first, Received) else first.resource.attributes
     return read_run(trace_id, views, parents, root_view, resource=dict(resource), agents=agents)
+
+
+def root_only(trace_id: str, root: SpanItem) -> TraceRun:
+    """What a trace's root span and resource say before its spans are read (no calls): enough
+    for a selector's ``service``, ``root`` and ``attributes`` keys."""
+    if isinstance(root, Received):
+        name, attributes, resource = root.view.name, root.view.attributes, root.resource
+    else:
+        name, attributes, resource = root.name, root.attributes or {}, root.resource.attributes
+    service = resource.get(SERVICE_NAME)
+    return TraceRun(
+        trace_id=trace_id,
+        calls=(),
+        service=service if isinstance(service, str) else None,
+        root_name=name,
+        root_attributes=attributes,
+        resource=resource,
+    )
+
+
+def _same(item: SpanItem, root: SpanItem) -> bool:
+    return span_hex_id(item) == span_hex_id(root)
+
+
+def _joined(items: Sequence[SpanItem], events: Sequence[tuple[str, SpanEvent]]) -> list[SpanItem]:
+    """``items`` with each span's log events among its own, in time order (its own first on a
+    tie, as :mod:`tracing.otlp.logs` orders them)."""
+    by_span: dict[str, list[SpanEvent]] = {}
+    for span_id, event in events:
+        by_span.setdefault(span_id, []).append(event)
+    out: list[SpanItem] = []
+    for item in items:
+        extra = by_span.get(span_hex_id(item))
+        if not extra:
+            out.append(item)
+            continue
+        if isinstance(item, Received):
+            view, resource = item.view, item.resource
+        else:
+            view, resource = SpanView.from_readable(item), item.resource.attributes
+        merged = sorted((*view.events, *extra), key=lambda event: event.time_ns)
+        out.append(Received(replace(view, events=tuple(merged)), resource))
+    return out
 
 
 def _link(

@@ -4,7 +4,11 @@
 (``application/x-protobuf``) or as OTLP JSON (``application/json``), plain or gzip, and answers
 as the OTLP/HTTP specification says (an empty response in the request's encoding; 400 for a body
 that is not a request, 413 for one over the size bound, 415 for another content type).
-``GET /healthz`` answers ``ok``. The standard library's ``ThreadingHTTPServer`` serves; decoding
+``POST /v1/logs`` takes an ``ExportLogsServiceRequest`` the same ways: content written as log
+events (the GenAI ``gen_ai.*.message`` / ``gen_ai.choice`` / inference-details events) is
+joined to its span by trace and span id before the trace is evaluated (as eval-traces
+``--logs`` joins a log file); plain log lines are left out. ``GET /healthz`` answers ``ok``.
+The standard library's ``ThreadingHTTPServer`` serves; decoding
 a request is the trace reader's (:mod:`tracing.otlp.decode`), so a span reads the same here as
 in ``harness eval-traces``. A span that does not fit is skipped (counted in the response's
 ``partialSuccess``), the others still go to the processor.
@@ -25,14 +29,17 @@ from harness.errors import OtlpRequestError
 from harness.online.processor import RuleProcessor
 from tracing import SpanView
 from tracing.otlp.decode import BadSpan, KnownIds, span_fields
+from tracing.otlp.logs import SpanLogEvent, json_event, json_records, proto_event
 from tracing.otlp.tempo import request_spans
 
-__all__ = ["DEFAULT_MAX_BODY", "OtlpReceiver", "decode_request"]
+__all__ = ["DEFAULT_MAX_BODY", "OtlpReceiver", "decode_logs", "decode_request"]
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 """The largest request body, compressed or not, in bytes (the Collector's default is 20 MiB)."""
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
+TRACES = "/v1/traces"
+LOGS = "/v1/logs"
 
 log = logging.getLogger("harness.online")
 
@@ -52,16 +59,20 @@ def _gunzip(body: bytes, limit: int) -> bytes:
     return out
 
 
+def _json(body: bytes) -> Mapping[str, Any]:
+    try:
+        request = json.loads(body)
+    except ValueError as exc:
+        raise OtlpRequestError(HTTPStatus.BAD_REQUEST, f"the body is not JSON: {exc}") from None
+    if not isinstance(request, Mapping):
+        raise OtlpRequestError(HTTPStatus.BAD_REQUEST, "the body is not a JSON object")
+    return request
+
+
 def _parse(body: bytes, content_type: str) -> Mapping[str, Any]:
     """The request as OTLP JSON's shape (protobuf converted by its JSON mapping)."""
     if content_type == JSON:
-        try:
-            request = json.loads(body)
-        except ValueError as exc:
-            raise OtlpRequestError(HTTPStatus.BAD_REQUEST, f"the body is not JSON: {exc}") from None
-        if not isinstance(request, Mapping):
-            raise OtlpRequestError(HTTPStatus.BAD_REQUEST, "the body is not a JSON object")
-        return request
+        return _json(body)
     from google.protobuf.json_format import MessageToDict
     from google.protobuf.message import DecodeError
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -101,6 +112,45 @@ def decode_request(request: Mapping[str, Any]) -> tuple[list[tuple[SpanView, Any
     return out, skipped
 
 
+def decode_logs(body: bytes, content_type: str) -> tuple[list[SpanLogEvent], list[str]]:
+    """The span events of one ``ExportLogsServiceRequest`` (log records with an event name and
+    the trace and span ids of their span, read as eval-traces ``--logs`` reads a log file), and
+    why others were skipped; plain log lines are left out without a word."""
+    found: list[SpanLogEvent | None] = []
+    skipped: list[str] = []
+    if content_type == JSON:
+        try:
+            records: list[Any] = json_records(_json(body))
+        except BadSpan as exc:
+            raise OtlpRequestError(HTTPStatus.BAD_REQUEST, str(exc)) from None
+        read: Any = json_event
+    else:
+        from google.protobuf.message import DecodeError
+        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+            ExportLogsServiceRequest,
+        )
+
+        try:
+            message = ExportLogsServiceRequest.FromString(body)
+        except DecodeError as exc:
+            raise OtlpRequestError(
+                HTTPStatus.BAD_REQUEST, f"the body is not an ExportLogsServiceRequest: {exc}"
+            ) from None
+        records = [
+            record
+            for resource_logs in message.resource_logs
+            for scope_logs in resource_logs.scope_logs
+            for record in scope_logs.log_records
+        ]
+        read = proto_event
+    for index, record in enumerate(records):
+        try:
+            found.append(read(record))
+        except (BadSpan, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+            skipped.append(f"log record {index}: {exc}")
+    return [event for event in found if event is not None], skipped
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
@@ -115,7 +165,8 @@ class _Handler(BaseHTTPRequestHandler):
         content_type = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
         try:
             body = self._body()  # always read, so the connection stays usable
-            if self.path.split("?", 1)[0] != "/v1/traces":
+            path = self.path.split("?", 1)[0]
+            if path not in (TRACES, LOGS):
                 raise OtlpRequestError(HTTPStatus.NOT_FOUND, f"no such endpoint: {self.path}")
             if content_type not in (PROTOBUF, JSON):
                 raise OtlpRequestError(
@@ -124,9 +175,18 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             if (self.headers.get("Content-Encoding") or "").strip().lower() == "gzip":
                 body = _gunzip(body, self.server.max_body)
-            spans, skipped = decode_request(_parse(body, content_type))
+            if path == LOGS:
+                events, skipped = decode_logs(body, content_type)
+            else:
+                spans, skipped = decode_request(_parse(body, content_type))
         except OtlpRequestError as exc:
             self._refuse(exc, content_type)
+            return
+        if path == LOGS:
+            for trace_id, span_id, event in events:
+                self.server.processor.receive_event(trace_id, span_id, event)
+            self.server.count(0, len(events))
+            self._accept_logs(content_type, skipped)
             return
         for view, resource in spans:
             self.server.processor.receive(view, resource)
@@ -168,6 +228,29 @@ class _Handler(BaseHTTPRequestHandler):
             )
         self._answer(HTTPStatus.OK, PROTOBUF, response.SerializeToString())
 
+    def _accept_logs(self, content_type: str, skipped: list[str]) -> None:
+        if content_type == JSON:
+            partial = (
+                {"partialSuccess": {"rejectedLogRecords": len(skipped), "errorMessage": skipped[0]}}
+                if skipped
+                else {}
+            )
+            self._answer(HTTPStatus.OK, JSON, json.dumps(partial).encode())
+            return
+        from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+            ExportLogsPartialSuccess,
+            ExportLogsServiceResponse,
+        )
+
+        response = ExportLogsServiceResponse()
+        if skipped:
+            response.partial_success.CopyFrom(
+                ExportLogsPartialSuccess(
+                    rejected_log_records=len(skipped), error_message=skipped[0]
+                )
+            )
+        self._answer(HTTPStatus.OK, PROTOBUF, response.SerializeToString())
+
     def _refuse(self, error: OtlpRequestError, content_type: str) -> None:
         if content_type == PROTOBUF:
             from google.rpc.status_pb2 import Status
@@ -197,10 +280,12 @@ class _Server(ThreadingHTTPServer):
         self.max_body = max_body
         self._lock = threading.Lock()
         self.spans = 0
+        self.events = 0
 
-    def count(self, spans: int) -> None:
+    def count(self, spans: int, events: int = 0) -> None:
         with self._lock:
             self.spans += spans
+            self.events += events
 
 
 class OtlpReceiver:
@@ -228,6 +313,11 @@ class OtlpReceiver:
     def spans(self) -> int:
         """Spans received so far."""
         return self._server.spans
+
+    @property
+    def events(self) -> int:
+        """Span events received so far (``/v1/logs``)."""
+        return self._server.events
 
     def serve_forever(self) -> None:
         """Serve on this thread until :meth:`close` (from another thread)."""

@@ -9,6 +9,7 @@ as in every report (docs/architecture.md, "Redaction").
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry._logs import LoggerProvider, LogRecord, SeverityNumber, get_logger_provider
@@ -75,9 +76,11 @@ class Signals:
         logger_provider: LoggerProvider | None,
         meter_provider: MeterProvider | None,
         redactor: Redactor | None = None,
+        explain_passes: bool = False,
     ) -> None:
         """Events go to ``logger_provider``, counters to ``meter_provider`` (default: the
-        global providers, read once here)."""
+        global providers, read once here); a passing result's event carries its explanation
+        only with ``explain_passes``."""
         self._logger = (logger_provider or get_logger_provider()).get_logger(SCOPE)
         meter = (meter_provider or get_meter_provider()).get_meter(SCOPE)
         self._evaluations = meter.create_counter(
@@ -96,6 +99,7 @@ class Signals:
         )
         self._redactor = redactor or Redactor()
         self._warned: set[str] = set()
+        self._explain_passes = explain_passes
 
     def scrubber(self, run: TraceRun) -> Scrubber:
         """The scrubber for one trace's explanations: its calls' secret values."""
@@ -105,9 +109,10 @@ class Signals:
             secrets_in(call.result, self._redactor, found)
         return Scrubber(self._redactor, found)
 
-    def result(self, item: TraceResult, scrub: Scrubber, context: Any) -> None:
-        """One event and the counters of one rule result; ``context``: :func:`trace_context`
-        of its trace (made once per trace)."""
+    def result(self, item: TraceResult, scrub: Callable[[], Scrubber], context: Any) -> None:
+        """One event and the counters of one rule result; ``scrub`` gives the trace's
+        scrubber (:meth:`scrubber`, built when a first explanation needs it), ``context`` is
+        :func:`trace_context` of its trace (made once per trace)."""
         rule = item.result
         counted = {"rule": rule.rule, "policy": item.policy}
         self._evaluations.add(1, counted)
@@ -115,11 +120,12 @@ class Signals:
             self._violations.add(1, counted)
         attributes: dict[str, Any] = {
             EVALUATION_NAME: f"rule:{rule.rule}",
-            EVALUATION_EXPLANATION: scrub.text(rule.reason),
             POLICY: item.policy,
             SEVERITY: rule.severity,
             COMPLETE: item.complete,
         }
+        if not rule.passed or self._explain_passes:  # a pass says nothing a reader acts on
+            attributes[EVALUATION_EXPLANATION] = scrub().text(rule.reason)
         verdict = label(item)
         if verdict is None:
             attributes[ERROR_TYPE] = rule.code or "rule_error"

@@ -10,6 +10,8 @@ trace's root span, and exported by the SDK's OTLP/HTTP log exporter where the st
 
 from __future__ import annotations
 
+import functools
+
 from harness.redaction import Redactor
 from harness.rules import RuleResult
 from tracing.otel.trace_run import TraceRun
@@ -48,7 +50,8 @@ class ResultEmitter:
         from harness.online.signals import trace_context
 
         try:
-            scrub = self._signals.scrubber(run)
+            # built on first use: only an explanation needs the trace's scrubber
+            scrub = functools.cache(functools.partial(self._signals.scrubber, run))
             context = trace_context(run.trace_id, root)
             for result in results:
                 item = TraceResult(result, result.policy or "", run.trace_id, root, True)

@@ -46,7 +46,15 @@ from tracing.otlp.sources import (
     why_unreadable,
 )
 
-__all__ = ["LOG_BODY", "JoinedSource", "LogEvents"]
+__all__ = [
+    "LOG_BODY",
+    "JoinedSource",
+    "LogEvents",
+    "SpanLogEvent",
+    "json_event",
+    "json_records",
+    "proto_event",
+]
 
 LOG_BODY = "body"
 """The event attribute that holds a log event's body."""
@@ -55,6 +63,8 @@ _EVENT_NAME = "event.name"
 _ROWS = 1000
 _IDS_PER_QUERY = 500
 
+SpanLogEvent = tuple[str, str, SpanEvent]
+"""``(trace id, span id, event)``: a log event and the span it happened in (hex ids)."""
 Row = tuple[str, str, int, str, bytes]
 """``(trace id, span id, time, name, pickled attributes)``."""
 
@@ -63,8 +73,9 @@ def _row(trace: str, span: str, time: int, name: str, attributes: dict[str, Any]
     return trace, span, time, name, pickle.dumps(attributes, pickle.HIGHEST_PROTOCOL)
 
 
-def _json_row(record: Any) -> Row | None:
-    """A JSON log record as a row, or None when it is not an event of a span."""
+def json_event(record: Any) -> SpanLogEvent | None:
+    """A JSON log record as (trace id, span id, event), or None when it is not an event of a
+    span; BadSpan (a ValueError) for a record that is not an object or has malformed ids."""
     if not isinstance(record, Mapping):
         raise BadSpan(f"a log record must be an object, got {type(record).__name__}")
     attributes = _read_attributes(record.get("attributes"))
@@ -76,10 +87,23 @@ def _json_row(record: Any) -> Row | None:
     if body:
         attributes[LOG_BODY] = _value(body)
     time = int(record.get("timeUnixNano") or record.get("observedTimeUnixNano") or 0)
-    return _row(_hex_id(trace, 16, "traceId"), _hex_id(span, 8, "spanId"), time, name, attributes)
+    event = SpanEvent(str(name), attributes, time)
+    return _hex_id(trace, 16, "traceId"), _hex_id(span, 8, "spanId"), event
 
 
-def _json_records(request: Any) -> list[Any]:
+def _json_row(record: Any) -> Row | None:
+    return _pickled(json_event(record))
+
+
+def _pickled(found: SpanLogEvent | None) -> Row | None:
+    if found is None:
+        return None
+    trace, span, event = found
+    return _row(trace, span, event.time_ns, event.name, dict(event.attributes))
+
+
+def json_records(request: Any) -> list[Any]:
+    """The log records of an OTLP JSON logs request (BadSpan when it is not one)."""
     if not isinstance(request, Mapping) or not isinstance(request.get("resourceLogs"), list):
         raise BadSpan("not an OTLP logs export: no 'resourceLogs' list")
     out: list[Any] = []
@@ -92,7 +116,9 @@ def _json_records(request: Any) -> list[Any]:
     return out
 
 
-def _proto_row(record: Any) -> Row | None:
+def proto_event(record: Any) -> SpanLogEvent | None:
+    """A protobuf ``LogRecord`` as (trace id, span id, event), or None when it is not an event
+    of a span; BadSpan for ids that are not 16 / 8 bytes."""
     from tracing.otlp.protobuf import any_value, key_values
 
     attributes = key_values(record.attributes)
@@ -104,7 +130,11 @@ def _proto_row(record: Any) -> Row | None:
     if record.HasField("body"):
         attributes[LOG_BODY] = any_value(record.body)
     time = record.time_unix_nano or record.observed_time_unix_nano
-    return _row(record.trace_id.hex(), record.span_id.hex(), time, name, attributes)
+    return record.trace_id.hex(), record.span_id.hex(), SpanEvent(str(name), attributes, time)
+
+
+def _proto_row(record: Any) -> Row | None:
+    return _pickled(proto_event(record))
 
 
 class _Reading:
@@ -156,7 +186,7 @@ class _Reading:
                 if line.isspace():
                     continue
                 try:
-                    records = _json_records(loads(line))
+                    records = json_records(loads(line))
                 except (ValueError, RecursionError) as exc:
                     self.error(number, f"not an OTLP logs request: {exc}")
                     continue

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import format_span_id, format_trace_id
 
 from harness import Sample
@@ -72,7 +75,10 @@ def test_events_counters_and_on_result_say_what_the_rules_say(pipes: Pipelines) 
         attributes = record.attributes
         assert attributes["gen_ai.evaluation.score.label"] == ("pass" if result.passed else "fail")
         assert attributes["gen_ai.evaluation.score.value"] == (1.0 if result.passed else 0.0)
-        assert attributes["gen_ai.evaluation.explanation"] == result.reason
+        # a pass carries no explanation unless asked (explain_passes): nobody acts on it
+        assert attributes.get("gen_ai.evaluation.explanation") == (
+            None if result.passed else result.reason
+        )
         assert attributes["harness.policy"] == "support"
         assert attributes["harness.trace.complete"] is True
 
@@ -87,6 +93,20 @@ def test_events_counters_and_on_result_say_what_the_rules_say(pipes: Pipelines) 
     assert [r.violation for r in seen] == [not r.passed for r in expected.values()]
 
 
+def test_explain_passes_puts_the_reason_on_passing_events_too(pipes: Pipelines) -> None:
+    seen: list[TraceResult] = []
+    processor = pipes.processor(
+        [RulesPolicy("support")], on_result=seen.append, explain_passes=True
+    )
+    run_orders(pipes.tracer_provider, "Look up ORD-1042", LOOKUP)
+    assert processor.force_flush(10_000)
+    events = _by_rule(pipes)
+    assert seen and all(r.result.passed for r in seen)
+    for item in seen:
+        explanation = events[f"rule:{item.result.rule}"].attributes["gen_ai.evaluation.explanation"]
+        assert explanation == item.result.reason
+
+
 def test_only_the_policies_that_select_the_trace_are_evaluated(pipes: Pipelines) -> None:
     processor = pipes.processor(
         [RulesPolicy("orders only", agent="orders"), RulesPolicy("billing", agent="billing")]
@@ -96,6 +116,40 @@ def test_only_the_policies_that_select_the_trace_are_evaluated(pipes: Pipelines)
     policies = {record.attributes["harness.policy"] for record in pipes.events()}
     assert policies == {"orders only"}
     assert len(pipes.events()) == len(RULES)
+
+
+def test_policy_files_select_from_the_root_before_and_after_the_read(
+    pipes: Pipelines, tmp_path: Path
+) -> None:
+    pytest.importorskip("harness.policies", reason="policy files come with harness.policies")
+    first = TracerProvider()
+    memory = InMemorySpanExporter()
+    first.add_span_processor(SimpleSpanProcessor(memory))
+    run_orders(first, "Look up ORD-1042", LOOKUP)
+    (root,) = [span for span in memory.get_finished_spans() if span.parent is None]
+    policy = tmp_path / "policies.yaml"
+    body = "\n".join(f"  - {{name: {n}, max_repeats: 1}}" for n in ("no loops",))
+    policy.write_text(
+        f"""policies:
+- name: this root
+  select: {{root: "{root.name}", agent: orders}}
+  rules:
+{body}
+- name: other service
+  select: {{service: "billing-*"}}
+  rules:
+{body}
+- name: other agent, same root
+  select: {{root: "{root.name}", agent: billing}}
+  rules:
+{body}
+""",
+        encoding="utf-8",
+    )
+    processor = pipes.processor([policy])
+    run_orders(pipes.tracer_provider, "Look up ORD-1042", LOOKUP)
+    assert processor.force_flush(10_000)
+    assert {record.attributes["harness.policy"] for record in pipes.events()} == {"this root"}
 
 
 class _Raising(Forbid):

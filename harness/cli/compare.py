@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 DEFAULT_ALPHA = 0.05  # harness.compare.DEFAULT_ALPHA, not imported here: --help stays cheap
+FAIL_ON = ("regressions", "any", "none")  # harness.compare.FAIL_ON, for the same reason
 
 
 def add_parser(commands: Any) -> None:
@@ -49,7 +50,7 @@ def add_parser(commands: Any) -> None:
     compare.add_argument("head", metavar="HEAD.json", help="the report to judge against it")
     compare.add_argument(
         "--fail-on",
-        choices=("regressions", "any", "none"),
+        choices=FAIL_ON,
         default="regressions",
         help="exit 1 on: a regression (default); any change at all, a fix included; never",
     )
@@ -99,7 +100,7 @@ def add_baseline_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--fail-on",
-        choices=("regressions", "any", "none"),
+        choices=FAIL_ON,
         default="regressions",
         help="with --baseline, exit 1 as well on: a regression (default); any change at all; never",
     )

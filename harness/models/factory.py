@@ -24,12 +24,10 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import AIMessage, AIMessageChunk
-from pydantic import ConfigDict, Field, PrivateAttr
 
 from harness.errors import ModelConfigError
-from harness.models.lazy import TRANSPORT_OPTIONS
+from harness.models.lazy import TRANSPORT_OPTIONS, BuiltOnceChatModel
 from harness.models.wrapping import (
-    ToolBindingChatModel,
     Turn,
     as_ai_message,
     ask,
@@ -53,17 +51,12 @@ def is_factory_target(text: str) -> bool:
     return head.endswith(".py") or "." in head or "/" in head or "\\" in head
 
 
-class FactoryChatModel(ToolBindingChatModel):
+class FactoryChatModel(BuiltOnceChatModel):
     """The chat model ``target`` returns, built on the first turn from ``options``."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     target: str
     """The factory as the suite names it (``module:callable`` or ``file.py:callable``)."""
     factory: Callable[..., Any]
-    options: dict[str, Any] = Field(default_factory=dict)
-    _built: BaseChatModel | None = PrivateAttr(default=None)
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def __repr__(self) -> str:
         # never the options: they may hold a key
@@ -100,19 +93,8 @@ class FactoryChatModel(ToolBindingChatModel):
         so ``--replay`` finds the turns without building it."""
         return self.target, self.model_name, self.sampling_options()
 
-    @property
-    def built(self) -> bool:
-        """Has the factory been called (successfully) yet?"""
-        return self._built is not None
-
-    def build(self) -> BaseChatModel:
-        """The factory's model, made once; ModelConfigError when it raises or gives no model."""
-        with self._lock:
-            if self._built is None:
-                self._built = self._call_factory()
-            return self._built
-
-    def _call_factory(self) -> BaseChatModel:
+    def _make(self) -> BaseChatModel:
+        """The factory's model; ModelConfigError when it raises or gives no model."""
         try:
             made = self.factory(**self.options)
         except Exception as exc:

@@ -39,7 +39,13 @@ from harness.models.wrapping import (
 )
 from harness.text import shorten
 
-__all__ = ["TRANSPORT_OPTIONS", "ProviderChatModel", "endpoint_of", "without_credentials"]
+__all__ = [
+    "TRANSPORT_OPTIONS",
+    "BuiltOnceChatModel",
+    "ProviderChatModel",
+    "endpoint_of",
+    "without_credentials",
+]
 
 TRANSPORT_OPTIONS = frozenset(
     {
@@ -132,16 +138,36 @@ def _cause(exc: BaseException, secrets: Sequence[str]) -> str:
     return shorten(f"{type(exc).__name__}: {message}" if message else type(exc).__name__, 200)
 
 
-class ProviderChatModel(ToolBindingChatModel):
-    """A ``provider:model`` chat model built on its first turn (no key needed before that)."""
+class BuiltOnceChatModel(ToolBindingChatModel):
+    """A stand-in for the real chat model its ``options`` describe, made once, on first use."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    provider: str
-    model_name: str
     options: dict[str, Any] = Field(default_factory=dict)
     _built: BaseChatModel | None = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def built(self) -> bool:
+        """Has the real model been made (successfully) yet?"""
+        return self._built is not None
+
+    def build(self) -> BaseChatModel:
+        """The real chat model, made once (ModelConfigError when it cannot be)."""
+        with self._lock:
+            if self._built is None:
+                self._built = self._make()
+            return self._built
+
+    def _make(self) -> BaseChatModel:
+        raise NotImplementedError
+
+
+class ProviderChatModel(BuiltOnceChatModel):
+    """A ``provider:model`` chat model built on its first turn (no key needed before that)."""
+
+    provider: str
+    model_name: str
 
     def __repr__(self) -> str:
         # never the options: they may hold an api_key
@@ -174,17 +200,9 @@ class ProviderChatModel(ToolBindingChatModel):
         """(provider, model, sampling options): what a cassette key names this model by."""
         return self.provider, self.model_name, self.sampling_options()
 
-    @property
-    def built(self) -> bool:
-        """Has the real model been constructed yet?"""
-        return self._built is not None
-
-    def build(self) -> BaseChatModel:
-        """The real chat model, constructed once (ModelConfigError: package or key missing)."""
-        with self._lock:
-            if self._built is None:
-                self._built = init_provider_model(self.provider, self.model_name, self.options)
-            return self._built
+    def _make(self) -> BaseChatModel:
+        # ModelConfigError when the provider's package or key is missing
+        return init_provider_model(self.provider, self.model_name, self.options)
 
     def _secrets(self) -> list[str]:
         """Values that must not reach a message: keys given as options or in the environment."""

@@ -9,6 +9,7 @@ See docs/architecture.md, "Reporter".
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
@@ -262,12 +263,22 @@ class FeedWriter(Generic[R]):
     :meth:`close` is masked with the same policy.
     """
 
-    def __init__(self, reporter: R, redactor: Redactor | None, scrubber: Scrubber | None) -> None:
-        """Feed ``reporter`` (its parents already created)."""
-        self._reporter = reporter
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        redactor: Redactor | None = None,
+        scrubber: Scrubber | None = None,
+    ) -> None:
+        """Report to ``path`` (parents created now)."""
+        reporter = self._reporter = self._open(path)
         policy: ScrubPolicy = StreamScrubber(redactor) if scrubber is None else scrubber
         self._feed = ReportFeed([reporter], policy)
         self.path = reporter.path
+
+    def _open(self, path: str | os.PathLike[str]) -> R:
+        """The file reporter writing ``path``."""
+        raise NotImplementedError
 
     def add(self, scenario: ScenarioResult) -> None:
         """Append one scenario (masked now; nothing of it is kept)."""

@@ -340,15 +340,8 @@ class JsonReportWriter(FeedWriter[JsonReporter]):
     :meth:`close` is masked with the same redactor.
     """
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        redactor: Redactor | None = None,
-        scrubber: Scrubber | None = None,
-    ) -> None:
-        """Report to ``path`` (parents created now)."""
-        super().__init__(JsonReporter(path), redactor, scrubber)
+    def _open(self, path: str | os.PathLike[str]) -> JsonReporter:
+        return JsonReporter(path)
 
     @property
     def count(self) -> int:

@@ -113,15 +113,8 @@ class JunitReportWriter(FeedWriter[JunitReporter]):
     ``scrubber`` as for :class:`~harness.report.json_report.JsonReportWriter`.
     """
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        redactor: Redactor | None = None,
-        scrubber: Scrubber | None = None,
-    ) -> None:
-        """Report to ``path`` (parents created now)."""
-        super().__init__(JunitReporter(path), redactor, scrubber)
+    def _open(self, path: str | os.PathLike[str]) -> JunitReporter:
+        return JunitReporter(path)
 
     @property
     def totals(self) -> dict[str, int]:

@@ -188,3 +188,13 @@ def test_the_reporters_can_import_the_package() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert json.loads(done.stdout) == []
+
+
+def test_the_cli_copies_of_the_comparison_defaults_match_the_package() -> None:
+    """``harness.cli.compare`` keeps its own copies (so ``--help`` imports no comparison code):
+    they must say what ``harness.compare`` does."""
+    from harness import compare
+    from harness.cli import compare as cli_compare
+
+    assert cli_compare.FAIL_ON == compare.FAIL_ON
+    assert cli_compare.DEFAULT_ALPHA == compare.DEFAULT_ALPHA

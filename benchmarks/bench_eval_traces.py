@@ -182,6 +182,58 @@ def write_file(path: Path, traces: int, per_line: int) -> None:
             fp.write("\n")
 
 
+LAYOUTS = ("whole", "span-per-line", "span-per-line-interleaved", "batches-interleaved")
+"""How a file holds its spans: ``whole``, ``--per-line`` whole traces per request line (as
+above); ``span-per-line``, one span per line, each written when it ends (children before the
+root), as the SDK's ``SimpleSpanProcessor`` writes them for one request at a time;
+``span-per-line-interleaved``, the same with about :data:`OPEN_TRACES` requests served at once;
+``batches-interleaved``, that stream :data:`BATCH_SPANS` spans a line, as a
+``BatchSpanProcessor`` or the Collector's batches write it (nearly every trace cut across
+lines)."""
+OPEN_TRACES = 12
+BATCH_SPANS = 64
+
+
+def _interleaved(traces: int, open_traces: int) -> list[dict[str, Any]]:
+    """Every span of ``traces`` traces in the order they end, about ``open_traces`` traces open
+    at any moment (trace ``i``'s ``j``-th span ends at step ``i + j * open_traces / 4``)."""
+    step = open_traces // 4
+    keyed = [
+        (index + position * step, index, span)
+        for index in range(traces)
+        for position, span in enumerate(_trace(index))
+    ]
+    keyed.sort(key=lambda item: (item[0], item[1]))
+    return [span for _, _, span in keyed]
+
+
+def write_layout(path: Path, traces: int, layout: str, per_line: int) -> None:
+    """The file of ``traces`` traces in ``layout`` (:data:`LAYOUTS`)."""
+    if layout == "whole":
+        write_file(path, traces, per_line)
+        return
+    spans = _interleaved(traces, 1 if layout == "span-per-line" else OPEN_TRACES)
+    size = BATCH_SPANS if layout == "batches-interleaved" else 1
+    resource_block = {"attributes": [_attr("service.name", "toolcall-harness")]}
+    with path.open("w", encoding="utf-8") as fp:
+        for first in range(0, len(spans), size):
+            request = {
+                "resourceSpans": [
+                    {
+                        "resource": resource_block,
+                        "scopeSpans": [
+                            {
+                                "scope": {"name": "toolcall-harness"},
+                                "spans": spans[first : first + size],
+                            }
+                        ],
+                    }
+                ]
+            }
+            fp.write(json.dumps(request, separators=(",", ":")))
+            fp.write("\n")
+
+
 def peak_rss_mb(code: str, *args: str) -> tuple[float, float, str]:
     """Run ``code`` in a fresh interpreter; (its peak RSS in MB, seconds, its first line)."""
     start = time.perf_counter()

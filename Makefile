@@ -23,6 +23,9 @@ demo: $(STAMP)
 	$(VENV)/bin/harness run scenarios/ --junit-xml reports/junit.xml --json reports/results.json
 	@echo "== the same suites replayed from their committed cassettes (cassettes/): no model is built"
 	$(VENV)/bin/harness run scenarios/ --replay -q
+	@echo "== production traces (examples/traces/, scripts/production_traces.sh) against policies:"
+	@echo "   the shipped violations stay within each rule's max_rate or are warnings, so this exits 0"
+	$(VENV)/bin/harness eval-traces examples/traces/production.jsonl.gz --rules scenarios/policies.yaml
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -13,6 +13,12 @@ each in a fresh subprocess that reports its own peak RSS at exit
 * ``... --junit-xml --html``: the same with every report (JSON and JUnit streamed, HTML from the
   bounded sample of kept results).
 
+Before those: throughput on a 20,000-trace file (the reader alone, eval-traces with one
+process and ``--workers 2``); the same ``--json`` run on each layout of :data:`LAYOUTS` (spans
+one per line, traces interleaved, as producers write them), one process against ``--workers
+2``; and the policy run (``eval-traces --rules``, 100,000 traces, half GenAI semconv, half
+OpenInference, a 10-rule policy) against the reader alone, with each one's peak RSS.
+
 Prints each file's size and each peak RSS, for every ``--traces`` count (default 100,000 and
 200,000: streaming means the figures stay flat when the count doubles). The reader's peak minus
 the baseline is what reading costs; a reader that loaded the file would need about the file's
@@ -105,6 +111,7 @@ THROUGHPUT_TRACES = 20_000
 TARGET_JSON = 10_000  # traces/s, one process, --json
 TARGET_ALL = 5_000  # traces/s, one process, --json --junit-xml --html
 TARGET_WORKERS = 1.7  # --workers 2 over --workers 1
+POLICY_TRACES = 100_000
 THROUGHPUT_REPEAT = 4  # rounds of fresh children per throughput figure; the best is kept
 
 
@@ -182,6 +189,168 @@ def write_file(path: Path, traces: int, per_line: int) -> None:
             fp.write("\n")
 
 
+LAYOUTS = ("whole", "span-per-line", "span-per-line-interleaved", "batches-interleaved")
+"""How a file holds its spans: ``whole``, ``--per-line`` whole traces per request line (as
+above); ``span-per-line``, one span per line, each written when it ends (children before the
+root), as the SDK's ``SimpleSpanProcessor`` writes them for one request at a time;
+``span-per-line-interleaved``, the same with about :data:`OPEN_TRACES` requests served at once;
+``batches-interleaved``, that stream :data:`BATCH_SPANS` spans a line, as a
+``BatchSpanProcessor`` or the Collector's batches write it (nearly every trace cut across
+lines)."""
+OPEN_TRACES = 12
+BATCH_SPANS = 64
+
+
+def _interleaved(traces: int, open_traces: int) -> list[dict[str, Any]]:
+    """Every span of ``traces`` traces in the order they end, about ``open_traces`` traces open
+    at any moment (trace ``i``'s ``j``-th span ends at step ``i + j * open_traces / 4``)."""
+    step = open_traces // 4
+    keyed = [
+        (index + position * step, index, span)
+        for index in range(traces)
+        for position, span in enumerate(_trace(index))
+    ]
+    keyed.sort(key=lambda item: (item[0], item[1]))
+    return [span for _, _, span in keyed]
+
+
+def write_layout(path: Path, traces: int, layout: str, per_line: int) -> None:
+    """The file of ``traces`` traces in ``layout`` (:data:`LAYOUTS`)."""
+    if layout == "whole":
+        write_file(path, traces, per_line)
+        return
+    spans = _interleaved(traces, 1 if layout == "span-per-line" else OPEN_TRACES)
+    size = BATCH_SPANS if layout == "batches-interleaved" else 1
+    resource_block = {"attributes": [_attr("service.name", "toolcall-harness")]}
+    with path.open("w", encoding="utf-8") as fp:
+        for first in range(0, len(spans), size):
+            request = {
+                "resourceSpans": [
+                    {
+                        "resource": resource_block,
+                        "scopeSpans": [
+                            {
+                                "scope": {"name": "toolcall-harness"},
+                                "spans": spans[first : first + size],
+                            }
+                        ],
+                    }
+                ]
+            }
+            fp.write(json.dumps(request, separators=(",", ":")))
+            fp.write("\n")
+
+
+POLICY = """policies:
+  - name: support
+    select: {agent: bench}
+    rules:
+      - {name: no delete, forbid: delete}
+      - {name: known tools, allow: [get_weather, get_time, get_order, refund, delete]}
+      - {name: lookup before refund, before: {first: get_order, then: refund}}
+      - {name: refund ids grounded, grounded: {tool: refund, args: [order_id]}}
+      - {name: no loops, max_repeats: 1}
+      - {name: budget, budget: {tool_calls: 4}, max_rate: 0.5}
+      - {name: one refund, max_calls: {tool: refund, max: 1}}
+      - {name: never order 8, forbid: {name: refund, args: {order_id: 8}}, max_rate: 0.2}
+      - {name: weather before time, before: {first: get_weather, then: get_time}, severity: warn}
+  - name: refunds
+    select: {uses_tool: refund}
+    rules:
+      - {name: refunds bounded, max_calls: {tool: "*", max: 3}}
+"""
+"""A 10-rule policy over the bench traces' tools (two policies, one selecting by tool)."""
+
+CHILD_POLICY = (
+    CHILD_BASELINE
+    + "import contextlib, os, sys, time\nfrom harness.cli import build_parser, main\n"
+    + "build_parser()\n"
+    + "start = time.perf_counter()\n"
+    + "with open(os.devnull, 'w') as devnull, contextlib.redirect_stdout(devnull):\n"
+    + "    code = main(['eval-traces', sys.argv[1], '--rules', sys.argv[2], '-q', "
+    + "'--json', sys.argv[3]])\n"
+    + "print(code, time.perf_counter() - start)\n"
+)
+
+
+def _openinference(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same trace as OpenInference writes it (``openinference.span.kind``, ``tool.name``,
+    ``input.value``/``output.value``): a second producer's attribute forms."""
+    out = []
+    for span in spans:
+        attrs = {a["key"]: next(iter(a["value"].values())) for a in span["attributes"]}
+        operation = attrs.get("gen_ai.operation.name")
+        if operation == "execute_tool":
+            attrs = {
+                "openinference.span.kind": "TOOL",
+                "tool.name": attrs["gen_ai.tool.name"],
+                "input.value": attrs["gen_ai.tool.call.arguments"],
+                "input.mime_type": "application/json",
+                "output.value": attrs["gen_ai.tool.call.result"],
+            }
+        elif operation == "invoke_agent":
+            attrs = {"openinference.span.kind": "AGENT", "agent.name": "bench"}
+        else:
+            attrs = {"openinference.span.kind": "CHAIN"}
+        out.append({**span, "attributes": [_attr(k, v) for k, v in attrs.items()]})
+    return out
+
+
+def write_mixed(path: Path, traces: int, per_line: int) -> None:
+    """``traces`` traces, every other pair in OpenInference's forms, ``per_line`` a line."""
+    resource_block = {"attributes": [_attr("service.name", "shop")]}
+    with path.open("w", encoding="utf-8") as fp:
+        for first in range(0, traces, per_line):
+            spans = [
+                s
+                for i in range(first, min(first + per_line, traces))
+                for s in (_openinference(_trace(i)) if i // 2 % 2 else _trace(i))
+            ]
+            scope = {"scope": {"name": "bench"}, "spans": spans}
+            request = {"resourceSpans": [{"resource": resource_block, "scopeSpans": [scope]}]}
+            fp.write(json.dumps(request, separators=(",", ":")))
+            fp.write("\n")
+
+
+def policy_run(folder: Path, traces: int, per_line: int) -> None:
+    """``eval-traces --rules`` over ``traces`` mixed-producer traces: traces/s against the
+    reader alone, and peak RSS."""
+    path = folder / "mixed.json"
+    write_mixed(path, traces, per_line)
+    policy = folder / "policy.yaml"
+    policy.write_text(POLICY, encoding="utf-8")
+    report = folder / "policy.json"
+    print(
+        f"\npolicy run: {traces:,} traces ({os.path.getsize(path) / 1e6:.0f} MB, half GenAI "
+        f"semconv, half OpenInference), 10 rules, best of {THROUGHPUT_REPEAT // 2} rounds, "
+        f"load {_load()}"
+    )
+    best = [float("inf"), float("inf")]
+    peaks = [0.0, 0.0]
+    for _ in range(max(THROUGHPUT_REPEAT // 2, 1)):
+        for index, (code, args) in enumerate(
+            [
+                (CHILD_READER_TIMED, [str(path)]),
+                (CHILD_POLICY, [str(path), str(policy), str(report)]),
+            ]
+        ):
+            peak, _, first = peak_rss_mb(code, *args)
+            best[index] = min(best[index], float(first.split()[1]))
+            peaks[index] = max(peaks[index], peak)
+    reader, scored = traces / best[0], traces / best[1]
+    data = json.loads(report.read_text(encoding="utf-8"))
+    counts = {
+        f"{p['policy']}/{r['rule']}": r["violations"] for p in data["policies"] for r in p["rules"]
+    }
+    print(f"  reader only (the floor)    {reader:>9,.0f} traces/s  peak RSS {peaks[0]:6.1f} MB")
+    print(
+        f"  eval-traces --rules        {scored:>9,.0f} traces/s  peak RSS {peaks[1]:6.1f} MB  "
+        f"{best[1] / best[0]:.2f}x the reader's time (target <= 2x)"
+    )
+    print(f"  traces {data['traces']:,}, unselected {data['unselected']:,}; violations {counts}")
+    path.unlink()
+
+
 def peak_rss_mb(code: str, *args: str) -> tuple[float, float, str]:
     """Run ``code`` in a fresh interpreter; (its peak RSS in MB, seconds, its first line)."""
     start = time.perf_counter()
@@ -240,6 +409,8 @@ def main() -> None:
             "(what eval-traces costs before reading a trace: the loader imports langchain_core)"
         )
         throughput(folder, suite, 4_000 if args.quick else THROUGHPUT_TRACES, args.per_line)
+        layouts(folder, suite, 4_000 if args.quick else THROUGHPUT_TRACES, args.per_line)
+        policy_run(folder, 10_000 if args.quick else POLICY_TRACES, args.per_line)
         for traces in counts:
             measure(folder, suite, traces, args.per_line, (imports, base))
 
@@ -285,6 +456,31 @@ def throughput(folder: Path, suite: Path, traces: int, per_line: int) -> None:
         )
     print(f"  --workers 2 over 1 process: {rates[2] / rates[0]:.2f}x (target >= {TARGET_WORKERS})")
     path.unlink()
+
+
+def layouts(folder: Path, suite: Path, traces: int, per_line: int) -> None:
+    """``--json`` with one process and with ``--workers 2`` on each :data:`LAYOUTS` file."""
+    print(
+        f"\nlayouts, {traces:,} traces each, --json, best of {THROUGHPUT_REPEAT // 2} rounds, "
+        f"load {_load()}"
+    )
+    report = folder / "report.json"
+    for layout in LAYOUTS:
+        path = folder / f"{layout}.json"
+        write_layout(path, traces, layout, per_line)
+        best = [float("inf"), float("inf")]
+        for _ in range(max(THROUGHPUT_REPEAT // 2, 1)):
+            for index, workers in enumerate(("1", "2")):
+                args = [str(path), str(suite), str(report), "--workers", workers]
+                best[index] = min(best[index], _child_seconds(CHILD_EVAL, *args))
+        counts, _ = json_report_summary(report)
+        print(
+            f"  {layout:<26} {os.path.getsize(path) / 1e6:4.0f} MB  1 process "
+            f"{traces / best[0]:>7,.0f} traces/s, --workers 2 {traces / best[1]:>7,.0f} traces/s: "
+            f"{best[0] / best[1]:.2f}x (never < 1; target >= {TARGET_WORKERS}); "
+            f"failed {counts['failed']:,}"
+        )
+        path.unlink()
 
 
 def _load() -> str:

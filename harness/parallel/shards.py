@@ -11,6 +11,7 @@ docs/architecture.md, "Processes".
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -96,16 +97,27 @@ def _length(path: str | Path) -> int:
 
 
 def _cut(path: str | Path, size: int, sizes: SliceSizes, left: int) -> Iterator[FileSlice]:
-    """Slices of one file, each ending at a newline; line numbers counted on the way.
+    """Slices of one file, each ending at a newline no trace straddles; line numbers counted
+    on the way.
 
-    ``left``: the input left from this file's start on, this file included.
+    ``left``: the input left from this file's start on, this file included. Where every line
+    near a target holds spans of a trace that also has spans across it (a trace's spans on
+    several lines, traces interleaved), the slice grows to the next target instead: a trace cut
+    in two is scored again with both slices (harness.parallel.traces), so cutting there would
+    cost more than it saves.
     """
     start, first_line = 0, 1
+    target = start + sizes(left - start)
     with open(path, "rb") as fp:
         while True:
-            fp.seek(start + sizes(left - start))
+            fp.seek(target)
             fp.readline()  # to the end of the line the target falls in
-            end = fp.tell()
+            end: int | None = fp.tell()
+            if end is not None and end < size:
+                end = _clean_cut(fp, start, end)
+            if end is None:
+                target += sizes(left - target)
+                continue
             if end >= size:
                 yield FileSlice(path, start, first_line, None)
                 return
@@ -113,6 +125,57 @@ def _cut(path: str | Path, size: int, sizes: SliceSizes, left: int) -> Iterator[
             count = _newlines(fp, end - start)
             yield FileSlice(path, start, first_line, count)
             start, first_line = end, first_line + count
+            target = start + sizes(left - start)
+
+
+_TRACE_ID = re.compile(rb'"traceId"\s*:\s*"([^"]*)"')
+"""A span's trace id in an OTLP JSON line (what the planner scans near a cut; the reader,
+not this, decides what a line holds)."""
+
+_WINDOW = 256 * 1024
+"""Bytes looked at on each side of a cut for a newline no trace straddles."""
+
+
+def _clean_cut(fp: Any, start: int, end: int) -> int | None:
+    """The first newline from ``end`` on (at most half a :data:`_WINDOW` further) with no trace
+    id seen on both sides of it within :data:`_WINDOW`; None when there is none.
+
+    Lines without a ``traceId`` (another format) never hold a cut back.
+    """
+    low = max(start, end - _WINDOW)
+    fp.seek(low)
+    block = fp.read(end + _WINDOW - low)
+    lines = block.split(b"\n")
+    lines.pop()  # a line the window cut off, or the nothing after its last newline
+    if low > start and lines:
+        low += len(lines.pop(0)) + 1  # (it may also be cut off at the front)
+    if len(lines) < 2:
+        return end  # lines longer than the window: cut where the target fell, as ever
+    # each trace id's first and last line in the window; a boundary between lines b-1 and b is
+    # clean when no id has first < b <= last
+    first: dict[bytes, int] = {}
+    last: dict[bytes, int] = {}
+    offsets: list[int] = []
+    offset = low
+    for number, line in enumerate(lines):
+        offset += len(line) + 1
+        offsets.append(offset)  # where the line after this one begins
+        for trace_id in _TRACE_ID.findall(line):
+            first.setdefault(trace_id, number)
+            last[trace_id] = number
+    crossing = [0] * (len(lines) + 1)
+    for trace_id, begin in first.items():
+        crossing[begin + 1] += 1
+        crossing[last[trace_id] + 1] -= 1
+    open_ids = 0
+    for number in range(len(lines) - 1):  # the boundary after line ``number``
+        open_ids += crossing[number + 1]
+        cut = offsets[number]
+        if cut > end + _WINDOW // 2:
+            return None  # too near the window's edge to know
+        if cut >= end and not open_ids:
+            return cut
+    return None
 
 
 def _newlines(fp: Any, length: int) -> int:

@@ -56,9 +56,14 @@ def _request(spans: list[dict[str, Any]]) -> str:
     return json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [scope]}]}) + "\n"
 
 
-@pytest.fixture(params=["split", "whole"])
-def files(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[Path, Path]:
-    """Traces split over two lines (every cut falls inside traces), or whole on one line."""
+@pytest.fixture(params=["split", "split-cut-anywhere", "whole"])
+def files(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path]:
+    """Traces split over two lines, or whole on one line. ``split-cut-anywhere``: the planner
+    looks at no line near a cut (so cuts fall inside traces and the merge mends them)."""
+    if request.param == "split-cut-anywhere":
+        monkeypatch.setattr("harness.parallel.shards._WINDOW", 0)
     agent = tmp_path / "noop_agent.py"
     agent.write_text("def build(model):\n    return None\n", encoding="utf-8")
     suite = tmp_path / "bench.yaml"
@@ -67,7 +72,7 @@ def files(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[Path, Path]:
     lines: list[str] = []
     for first in range(0, 300, 3):
         group = [bench._trace(i) for i in range(first, first + 3)]
-        if request.param == "split":
+        if request.param != "whole":
             # children of three traces on one line, their roots (the last span) on the next
             lines.append(_request([s for spans in group for s in spans[:-1]]))
             lines.append(_request([spans[-1] for spans in group]))
@@ -139,10 +144,11 @@ def test_slices_shrink_towards_the_end_and_cover_every_line_once(
     ends = [after.start for after in parts[1:]] + [len(data)]
     sizes = [end - part.start for part, end in zip(parts, ends, strict=True)]
     longest = max(len(line) for line in data.splitlines(keepends=True))
-    # each slice a quarter of what is left (two workers), cut at the next newline
+    # each slice a quarter of what is left (two workers), cut at the next newline no trace
+    # straddles (one more line, its traces' roots, when the traces are split)
     for part, size in zip(parts[:-1], sizes[:-1], strict=True):
         target = min(12_000, max(1_500, (len(data) - part.start) // 4))
-        assert target <= size <= target + longest
+        assert target <= size <= target + 2 * longest
     assert sizes[0] >= 12_000 > sizes[-2]
     assert parts[0].start == 0 and parts[-1].line_count is None
     lines = 1
@@ -404,7 +410,11 @@ def test_a_bad_line_in_the_second_slice_keeps_its_line_number(tmp_path: Path) ->
     assert many.counts == one.counts
 
 
-def test_a_trace_straddling_a_cut_is_scored_once_as_a_whole(tmp_path: Path) -> None:
+def test_a_trace_straddling_a_cut_is_scored_once_as_a_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the planner looks at no line near the cut, so it falls inside traces 9-11
+    monkeypatch.setattr("harness.parallel.shards._WINDOW", 0)
     _, suite = _suite(tmp_path)
     traces = tmp_path / "traces.json"
     lines = _lines(True)
@@ -660,3 +670,33 @@ def test_the_job_and_its_slices_are_plain_data_another_machine_could_run(tmp_pat
             here.errors,
         )
     assert sum(job(part).deselected for part in parts) == 120  # the other scenario's traces
+
+
+@pytest.mark.parametrize("layout", ["span-per-line", "span-per-line-interleaved"])
+def test_cuts_fall_between_traces_or_not_at_all(layout: str, tmp_path: Path) -> None:
+    """One span per line: cut only where no trace has spans on both sides; where traces are
+    always interleaved, not at all (one process reads it: a cut would be scored twice)."""
+    path = tmp_path / "spans.jsonl"
+    bench.write_layout(path, 2_000, layout, 10)
+    parts = plan_slices([path], 100_000)
+    ids = [
+        {span["traceId"] for span in _spans(line)}
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+    if layout == "span-per-line-interleaved":
+        assert len(parts) == 1
+        return
+    assert len(parts) > 10
+    for part in parts[1:]:
+        before = set().union(*ids[: part.first_line - 1])
+        after = set().union(*ids[part.first_line - 1 :])
+        assert not before & after, part
+
+
+def _spans(line: str) -> list[dict[str, Any]]:
+    return [
+        span
+        for resource in json.loads(line)["resourceSpans"]
+        for scope in resource["scopeSpans"]
+        for span in scope["spans"]
+    ]

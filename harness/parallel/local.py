@@ -103,12 +103,6 @@ def _install(job: Any, channel: _Channel, spool: str | None) -> None:
     # foreground group, so a worker still in it would get two signals, and a second one forces
     # a run to stop at once instead of ending with a partial result.
     os.setpgrp()
-    # A fork inherits the parent's Python handlers: with stops_forwarded's, the SIGTERM the
-    # pool sends its other workers when one dies became a SystemExit inside the job, which the
-    # pool's worker loop caught and tried to send back on a queue whose lock the dead worker
-    # held, so the worker waited forever, outliving the command. The default handler ends it.
-    for signum in _STOPS:
-        signal.signal(signum, signal.SIG_DFL)
 
 
 def _call(shard: Any) -> Any:

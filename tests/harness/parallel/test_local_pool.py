@@ -86,24 +86,6 @@ def test_a_worker_killed_mid_shard_gives_worker_lost_for_what_it_cut_short() -> 
     assert [future.result() for future in done] == [0, 1]  # what came back stays
 
 
-def _stop_handlers(shard: int, channel: Channel) -> list[bool]:
-    return [
-        signal.getsignal(signum) == signal.SIG_DFL for signum in (signal.SIGTERM, signal.SIGINT)
-    ]
-
-
-def test_workers_end_at_a_stop_signal_whatever_handler_the_parent_had() -> None:
-    # The pool sends SIGTERM to the other workers when one dies. A worker that inherited the
-    # parent's forwarding handler caught it as SystemExit inside the job, and then waited
-    # forever on a queue lock the dead one held, outliving the command (seen under load).
-    with stops_forwarded():
-        session = LocalPool(2).open(_stop_handlers)
-        try:
-            assert [session.submit(n).result(timeout=30) for n in range(2)] == [[True, True]] * 2
-        finally:
-            session.close()
-
-
 def _talk(shard: int, channel: Channel) -> bool:
     channel.send(("start", shard, os.getpid()))
     if shard == 0:

@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -32,35 +32,10 @@ from harness.online.receiver import OtlpReceiver
 from harness.online.serve import serve
 from tests.harness.online.support import RULES, RulesPolicy, run_orders
 from tests.harness.online.test_processor import LOOKUP, REFUND
+from tests.support.otlp_receiver import otlp_receiver
 from tracing import write_spans
 
-
-class _Sink(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        if self.headers.get("Content-Encoding") == "gzip":
-            body = gzip.decompress(body)
-        self.server.posts.append((self.path, body))  # type: ignore[attr-defined]
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
-
-
-@contextmanager
-def _sink() -> Iterator[ThreadingHTTPServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
-    server.posts = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+_sink = otlp_receiver  # the events and metrics exporters' destination (tests/support)
 
 
 @contextmanager

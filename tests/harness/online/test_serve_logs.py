@@ -9,8 +9,6 @@ from __future__ import annotations
 import gzip
 import json
 import struct
-import subprocess
-import sys
 import threading
 import urllib.request
 from pathlib import Path
@@ -20,7 +18,7 @@ import pytest
 
 from harness.online.processor import RuleProcessor
 from harness.online.receiver import OtlpReceiver
-from tests.support.paths import ROOT
+from tests.support.genai_events import produce
 from tracing.otel.trace_run import TraceRun, trace_run
 from tracing.otlp.logs import JoinedSource, LogEvents
 from tracing.otlp.reader import OtlpJsonReader
@@ -31,16 +29,7 @@ EVENT = "gen_ai.client.inference.operation.details"
 
 @pytest.fixture(scope="module")
 def produced(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("genai-events")
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.genai_events_run", str(folder)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return folder
+    return produce(tmp_path_factory.mktemp("genai-events"))
 
 
 class _Runs:

@@ -10,8 +10,6 @@ for (in its event's output messages) are the calls the tool spans of the same tr
 from __future__ import annotations
 
 import gzip
-import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,8 +17,9 @@ from typing import Any
 import pytest
 
 from harness.cli import main
+from tests.support.genai_events import produce
 from tests.support.otlp_receiver import otlp_receiver
-from tests.support.paths import ROOT, SCENARIOS
+from tests.support.paths import SCENARIOS
 from tracing.otel.span_view import SpanView
 from tracing.otlp.file_format import OtlpJsonReader
 from tracing.otlp.logs import JoinedSource, LogEvents
@@ -54,16 +53,7 @@ def sdk_log_bodies() -> list[bytes]:
 @pytest.fixture(scope="module")
 def produced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """spans.jsonl, logs.jsonl and logs.pb of two agent runs (single call, parallel calls)."""
-    folder = tmp_path_factory.mktemp("genai-events")
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.genai_events_run", str(folder)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return folder
+    return produce(tmp_path_factory.mktemp("genai-events"))
 
 
 def _spans(source: Any) -> tuple[list[SpanView], list[str]]:

@@ -1,0 +1,23 @@
+"""Traces and log events of the official GenAI instrumentation, made in a process of their own
+(tests/support/genai_events_run.py: its instrumentor patches LangChain for the whole process)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.paths import ROOT
+
+
+def produce(folder: Path) -> Path:
+    """Write spans.jsonl, logs.jsonl and logs.pb of two agent runs into ``folder``."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.genai_events_run", str(folder)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return folder

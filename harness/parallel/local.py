@@ -103,6 +103,28 @@ def _install(job: Any, channel: _Channel, spool: str | None) -> None:
     # foreground group, so a worker still in it would get two signals, and a second one forces
     # a run to stop at once instead of ending with a partial result.
     os.setpgrp()
+    for signum in _STOPS:
+        signal.signal(signum, _stop_worker)
+
+
+_WORKER_GRACE_SECONDS = 5
+"""How long a worker that got a stop signal may take to end by itself."""
+
+
+def _stop_worker(signum: int, frame: Any) -> None:
+    """A stop signal in a worker: start nothing new, and end within a grace period.
+
+    A fork inherits the parent's handler, which raised: a ``SystemExit`` inside the pool's
+    worker loop was then sent back on the result queue, whose lock a dead sibling could hold
+    (the pool SIGTERMs the other workers when one dies), and the worker waited forever,
+    outliving the command. Here nothing raises: the job sees the session halted at its next
+    check (a scenario run ends with what finished), and the kernel ends the process at the
+    alarm if it is still there (the pool waits for the workers it stopped).
+    """
+    if _CHANNEL is not None:
+        _CHANNEL.halt()
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.alarm(_WORKER_GRACE_SECONDS)
 
 
 def _call(shard: Any) -> Any:

@@ -157,3 +157,55 @@ def test_a_stop_signal_reaches_each_worker_once_then_does_what_it_did_before(
     assert sorted(path.read_text() for path in tmp_path.glob("*.term")) == ["term\n"] * 2
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
     assert not multiprocessing.active_children()
+
+
+def _until_halted(shard: str, channel: Channel) -> tuple[bool, float]:
+    """Wait (at most 30 s) for the session to halt, as a scenario run checks between scenarios."""
+    (Path(shard) / f"{os.getpid()}.ready").touch()
+    began = time.monotonic()
+    while not channel.halted() and time.monotonic() - began < 30:
+        time.sleep(0.02)
+    return channel.halted(), time.monotonic() - began
+
+
+def test_a_worker_stopped_by_a_signal_halts_its_job_without_raising(tmp_path: Path) -> None:
+    # A stop signal in a worker used to raise out of the job (the handler a fork inherits):
+    # now the job sees the session halted and returns what it has.
+    with stops_forwarded():
+        session = LocalPool(1).open(_until_halted)
+        try:
+            future = session.submit(str(tmp_path))
+            deadline = time.monotonic() + 30
+            while not list(tmp_path.glob("*.ready")) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            (ready,) = tmp_path.glob("*.ready")
+            os.kill(int(ready.stem), signal.SIGTERM)
+            halted, waited = future.result(timeout=30)
+            assert halted and waited < 30
+        finally:
+            session.close()
+
+
+def _ignore_the_halt(shard: str, channel: Channel) -> int:
+    (Path(shard) / f"{os.getpid()}.ready").touch()
+    time.sleep(120)  # a job that never looks at the halt flag
+    return 0
+
+
+def test_a_stopped_worker_that_does_not_end_is_ended_after_its_grace(tmp_path: Path) -> None:
+    # The orphan seen under load: a worker that caught the stop and then waited forever.
+    with stops_forwarded():
+        session = LocalPool(1).open(_ignore_the_halt)
+        try:
+            future = session.submit(str(tmp_path))
+            deadline = time.monotonic() + 30
+            while not list(tmp_path.glob("*.ready")) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            (ready,) = tmp_path.glob("*.ready")
+            began = time.monotonic()
+            os.kill(int(ready.stem), signal.SIGTERM)
+            with pytest.raises(WorkerLost):
+                future.result(timeout=60)
+            assert time.monotonic() - began < 60  # the alarm, not the job's two minutes
+        finally:
+            session.close(cancel=True)

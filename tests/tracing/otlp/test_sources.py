@@ -13,6 +13,7 @@ import io
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -154,27 +155,41 @@ def test_an_unreadable_gz_is_one_error(demo_export: DemoExport, tmp_path: Path) 
     assert not found
 
 
-def _per_trace_messages(body: bytes) -> list[bytes]:
-    """One request per trace, in order: a protobuf file of many messages."""
-    request = ExportTraceServiceRequest()
-    request.ParseFromString(body)
+def _per_trace_messages(bodies: list[bytes]) -> list[bytes]:
+    """One request per trace, in order of each trace's first span: a protobuf file of many
+    messages. A trace the batch exporter split over two bodies is one message here."""
     messages: dict[bytes, ExportTraceServiceRequest] = {}
-    for resource_spans in request.resource_spans:
-        for scope_spans in resource_spans.scope_spans:
-            for span in scope_spans.spans:
-                message = messages.setdefault(span.trace_id, ExportTraceServiceRequest())
-                if not message.resource_spans:
-                    target = message.resource_spans.add()
-                    target.resource.CopyFrom(resource_spans.resource)
-                    target.scope_spans.add().scope.CopyFrom(scope_spans.scope)
-                message.resource_spans[0].scope_spans[0].spans.add().CopyFrom(span)
+    for body in bodies:
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        for resource_spans in request.resource_spans:
+            for scope_spans in resource_spans.scope_spans:
+                for span in scope_spans.spans:
+                    message = messages.setdefault(span.trace_id, ExportTraceServiceRequest())
+                    _scope_of(message, resource_spans, scope_spans).spans.add().CopyFrom(span)
     return [message.SerializeToString() for message in messages.values()]
+
+
+def _scope_of(message: Any, resource_spans: Any, scope_spans: Any) -> Any:
+    """``message``'s scope entry for this resource and scope, added when new."""
+    for target in message.resource_spans:
+        if target.resource == resource_spans.resource:
+            for scope in target.scope_spans:
+                if scope.scope == scope_spans.scope:
+                    return scope
+            break
+    else:
+        target = message.resource_spans.add()
+        target.resource.CopyFrom(resource_spans.resource)
+    scope = target.scope_spans.add()
+    scope.scope.CopyFrom(scope_spans.scope)
+    return scope
 
 
 def test_a_truncated_protobuf_names_the_record(
     demo_export: DemoExport, truth: dict[str, OtlpTrace], tmp_path: Path
 ) -> None:
-    messages = [m for body in demo_export.bodies for m in _per_trace_messages(body)]
+    messages = _per_trace_messages(demo_export.bodies)
     data = framed(messages)
     path = tmp_path / "traces.pb"
     path.write_bytes(data[: len(data) - len(messages[-1]) // 2])

@@ -15,6 +15,7 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 
 from tracing import SpanView
+from tracing.otel.event_content import content_attributes
 from tracing.otel.producers import agent_name_of
 from tracing.otel.span_reading import keeps
 from tracing.otel.span_view import SpanEvent
@@ -117,7 +118,8 @@ def _same(item: SpanItem, root: SpanItem) -> bool:
 
 def _joined(items: Sequence[SpanItem], events: Sequence[tuple[str, SpanEvent]]) -> list[SpanItem]:
     """``items`` with each span's log events among its own, in time order (its own first on a
-    tie, as :mod:`tracing.otlp.logs` orders them)."""
+    tie), and the messages they carry as the span's attributes, as :mod:`tracing.otlp.logs`
+    joins them."""
     by_span: dict[str, list[SpanEvent]] = {}
     for span_id, event in events:
         by_span.setdefault(span_id, []).append(event)
@@ -132,7 +134,11 @@ def _joined(items: Sequence[SpanItem], events: Sequence[tuple[str, SpanEvent]]) 
         else:
             view, resource = SpanView.from_readable(item), item.resource.attributes
         merged = sorted((*view.events, *extra), key=lambda event: event.time_ns)
-        out.append(Received(replace(view, events=tuple(merged)), resource))
+        attributes = view.attributes
+        content = content_attributes(merged, attributes)  # messages sent as events
+        if content:
+            attributes = {**attributes, **content}
+        out.append(Received(replace(view, attributes=attributes, events=tuple(merged)), resource))
     return out
 
 

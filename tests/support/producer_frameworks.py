@@ -85,11 +85,18 @@ def _pydantic_ai(provider: TracerProvider, url: str, version: int | None) -> Run
 
 
 def _openai_loop(provider: TracerProvider, url: str) -> Run:
-    """The tool-calling loop of OpenAI's function-calling guide, inside one span of the app's."""
-    from openai import OpenAI
+    """The tool-calling loop of OpenAI's function-calling guide under OpenInference."""
     from openinference.instrumentation.openai import OpenAIInstrumentor
 
     OpenAIInstrumentor().instrument(tracer_provider=provider)
+    return openai_loop(provider, url)
+
+
+def openai_loop(provider: TracerProvider, url: str) -> Run:
+    """The tool-calling loop of OpenAI's function-calling guide, inside one span of the app's
+    (the OpenAI client instrumented already)."""
+    from openai import OpenAI
+
     client = OpenAI(base_url=url, api_key=API_KEY, max_retries=0)
     tracer = provider.get_tracer("app")
     schemas = [

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tracing.otel.calls import answered_call, invalid_call, not_offered, traced_answers
 from tracing.otel.conventions import ERROR_TYPE, RUN_ORIGIN, CallSpanKind, Convention, classify
@@ -204,6 +204,16 @@ class _Trace:
     (a tool loop written on a raw client): what the calls' results and errors are read from."""
     unread: dict[str, int] = field(default_factory=dict)
     """Parts of the spans that could not be read, counted per reason."""
+    chats: Sequence[SpanView] = ()
+    """The chat spans, for :meth:`answer`."""
+    _answers: Mapping[str, str] | None = None
+
+    def answer(self, call_id: str) -> str | None:
+        """The tool message a model call received for ``call_id`` (read on first use)."""
+        if self._answers is None:
+            self._answers = traced_answers(self.chats) or {}
+        return self._answers.get(call_id)
+
     """Filled, when set, with the ids of top-level requests left waiting and of top-level
     executions that joined no request (:class:`Joined`)."""
 
@@ -463,6 +473,7 @@ def _join_requests(
 
     if requested and not executions:  # no tool span: calls are read from the messages
         info.messages = traced_answers(span for span, _ in chats)
+    info.chats = [span for span, _ in chats]
     executions.sort(key=_start_order)
     groups = info.groups
     for execution in executions:
@@ -555,7 +566,14 @@ def _call(
         status = "requested"  # a later run of the conversation resumed it, without running it
     turn = _turn(slot, last, chat_times)
     agent = agents.path(last.span, slot.scope, last.where)
-    return _joined_call(last, request, turn, status, attempts, agent)
+    call = _joined_call(last, request, turn, status, attempts, agent)
+    if call.result is None and status == "ok" and request is not None and request.id:
+        # the tool span kept no output (content off the spans, as events): the model's
+        # next call received it as the tool message
+        answer = info.answer(request.id)
+        if answer is not None:
+            return replace(call, result=answer)
+    return call
 
 
 def _unrequested(

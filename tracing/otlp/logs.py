@@ -13,7 +13,10 @@ attribute) and the trace and span ids of the span it happened in; other records 
 lines) are left out. Each event becomes a :class:`~tracing.otel.span_view.SpanEvent` of that span:
 its name, its attributes plus, when it has one, its body under :data:`LOG_BODY`, its time
 (``timeUnixNano``, else ``observedTimeUnixNano``). A span's events are then in time order, its
-own first on a tie; so the span readers see a log event as they see a span event.
+own first on a tie; so the span readers see a log event as they see a span event. A chat
+span's messages carried by its events become the message attributes it lacks
+(tracing/otel/event_content.py), so calls' arguments and results, the user's input and the
+final answer read as they do when the span carries them.
 
 Memory stays flat: the events are indexed on disk (SQLite, in a temporary folder removed when
 the index goes) by trace id before the traces are read, and each batch of spans asks for its
@@ -33,6 +36,7 @@ from typing import IO, Any
 
 import ijson
 
+from tracing.otel.event_content import content_attributes
 from tracing.otel.span_view import SpanEvent
 from tracing.otlp.decode import BadSpan, SpanFields, _hex_id, _read_attributes, _value
 from tracing.otlp.lines import loads
@@ -304,7 +308,11 @@ class LogEvents:
             if extra:
                 self.joined += len(extra)
                 merged = sorted((*fields[9], *extra), key=lambda event: event.time_ns)
-                fields = (*fields[:9], tuple(merged))
+                attributes = fields[3]
+                content = content_attributes(merged, attributes)
+                if content:  # the messages the span's events carry (tracing/otel/event_content)
+                    attributes = {**attributes, **content}
+                fields = (*fields[:3], attributes, *fields[4:9], tuple(merged))
             out.append(fields)
         return out
 

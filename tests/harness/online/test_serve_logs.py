@@ -106,6 +106,9 @@ def test_log_events_are_joined_before_the_trace_is_read(produced: Path, encoding
     for trace_id, run in policy.runs.items():
         assert _seen(run) == _seen(expected[trace_id])
         assert run.calls  # the agents called tools
+        # the content came only in the events: arguments, results and input read from them
+        assert all(call.args and call.result is not None for call in run.calls)
+        assert run.user_inputs and not run.not_captured
 
 
 def test_a_logs_request_that_is_not_one_is_refused(produced: Path) -> None:

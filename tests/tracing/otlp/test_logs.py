@@ -10,6 +10,7 @@ for (in its event's output messages) are the calls the tool spans of the same tr
 from __future__ import annotations
 
 import gzip
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,15 +18,19 @@ from typing import Any
 import pytest
 
 from harness.cli import main
+from tests.support.agents import CASES
 from tests.support.genai_events import produce
 from tests.support.otlp_receiver import otlp_receiver
 from tests.support.paths import SCENARIOS
+from tests.support.producer_cases import CASES as PRODUCER_CASES
 from tracing.otel.span_view import SpanView
+from tracing.otel.trace_run import TraceRun, trace_run
 from tracing.otlp.file_format import OtlpJsonReader
 from tracing.otlp.logs import JoinedSource, LogEvents
 from tracing.otlp.sources import FileSource
 
 EVENT = "gen_ai.client.inference.operation.details"
+CASES_BY_PROMPT = {name: case.prompt for name, case in PRODUCER_CASES.items()}
 
 
 def sdk_log_bodies() -> list[bytes]:
@@ -135,3 +140,102 @@ def test_the_cli_takes_logs_and_names_a_missing_one(
     # the traces name no scenario: scored as errors, but read with their logs, nothing unread
     assert main([*base, "--logs", str(produced / "logs.jsonl"), "--json", "/dev/null"]) == 1
     assert "cannot read" not in capsys.readouterr().out
+
+
+def _runs(spans: Path, logs: Path | None) -> list[TraceRun]:
+    """Each trace of ``spans`` as the rules see it, with the events of ``logs`` joined."""
+    source: Any = FileSource(spans)
+    if logs is not None:
+        source = JoinedSource(source, LogEvents([str(logs)]))
+    reader = OtlpJsonReader(source)
+    runs = sorted(map(trace_run, reader.iter_traces()), key=lambda run: run.started_at or 0)
+    assert not reader.errors
+    return runs
+
+
+def test_events_give_the_calls_their_arguments_results_input_and_answer(produced: Path) -> None:
+    """With content only in the events, the spans alone say nothing of what the model sent;
+    joined, each trace reads as the agent really ran: the calls the case expects, each with the
+    result its tool returned, the user's prompt and the final answer."""
+    cases = [CASES[name]() for name in ("single_call", "parallel_calls")]
+    bare = _runs(produced / "spans.jsonl", None)
+    assert [[call.args for call in run.calls] for run in bare] == [[{}], [{}, {}, {}]]
+    assert all(run.user_inputs is None and run.not_captured for run in bare)
+
+    joined = _runs(produced / "spans.jsonl", produced / "logs.jsonl")
+    assert len(joined) == len(cases)
+    for case, run in zip(cases, joined, strict=True):
+        assert [(c.name, dict(c.args), c.status) for c in run.calls] == case.expected
+        assert all(c.result is not None for c in run.calls)
+        assert run.user_inputs == (case.input["messages"][0].content,)
+        assert run.output == "Done." and not run.not_captured
+    assert [c.result for c in joined[0].calls] == ["5"]
+
+
+@pytest.fixture(scope="module")
+def openllmetry_events(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """spans.jsonl, logs.jsonl and ledger.json of the raw OpenAI client loop under OpenLLMetry
+    with its content as per-message events (tests/support/openllmetry_events_run.py)."""
+    import subprocess
+    import sys
+
+    from tests.support.paths import ROOT
+
+    folder = tmp_path_factory.mktemp("openllmetry-events")
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.openllmetry_events_run", str(folder)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+def test_per_message_events_give_the_calls_the_tools_ran(openllmetry_events: Path) -> None:
+    """OpenLLMetry's ``gen_ai.*.message`` / ``gen_ai.choice`` events (its tool messages carry
+    no call id: each answers the earliest call still waiting) read as the tools really ran."""
+    ledger = json.loads((openllmetry_events / "ledger.json").read_text())
+    assert not any(run.calls for run in _runs(openllmetry_events / "spans.jsonl", None))
+    runs = _runs(openllmetry_events / "spans.jsonl", openllmetry_events / "logs.jsonl")
+    assert len(runs) == len(ledger)
+    for (case, ran), run in zip(ledger.items(), runs, strict=True):
+        assert run.user_inputs == (CASES_BY_PROMPT[case],)
+        read = [
+            (c.name, dict(c.args), json.loads(c.result) if c.status == "ok" else None)
+            for c in run.calls
+        ]
+        assert read == [(name, args, result) for name, args, result, _ in ran], case
+        assert [c.status for c in run.calls] == ["error" if e else "ok" for *_, e in ran]
+        assert all(c.source == "messages" for c in run.calls)
+
+
+def test_eval_traces_rules_decide_on_content_from_logs(
+    openllmetry_events: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A policy over content that only the events carry: without --logs ``forbid`` sees no
+    call; with them it sees the raising case's, and ``grounded`` finds the chain case's ORD-9
+    in the result of the lookup before it (a result only the tool message carries)."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "policies: shop\nrules:\n"
+        "  - {name: never explode, forbid: explode}\n"
+        "  - {name: grounded orders, grounded: {tool: get_order, args: [order_id]}}\n",
+        encoding="utf-8",
+    )
+    spans = str(openllmetry_events / "spans.jsonl")
+
+    def rules(*extra: str) -> dict[str, Any]:
+        report = tmp_path / "report.json"
+        main(["eval-traces", spans, "--rules", str(policy), "--json", str(report), *extra])
+        capsys.readouterr()
+        (found,) = json.loads(report.read_text())["policies"]
+        return {rule["rule"]: rule for rule in found["rules"]}
+
+    bare = rules()
+    assert bare["never explode"]["violations"] == 0
+    joined = rules("--logs", str(openllmetry_events / "logs.jsonl"))
+    assert joined["never explode"]["violations"] == 1  # the raising case called it
+    assert joined["grounded orders"]["violations"] == 0
+    assert joined["grounded orders"]["unevaluable"] == 0

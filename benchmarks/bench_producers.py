@@ -497,7 +497,9 @@ def report(run: FileRun) -> None:
     for label in COMMANDS:
         seconds = summary(run.times[label])
         peak, worker = run.peaks[label]
-        workers = f" + largest worker {worker:.0f} MB" if label.endswith("2") else ""
+        workers = ""
+        if label.endswith("2"):  # no reaped child: the command scored in its own process
+            workers = f" + largest worker {worker:.0f} MB" if worker else " (no worker process)"
         print(
             f"  {label:<24} {run.traces / seconds:>8,.0f} traces/s {seconds:6.2f}s  "
             f"{seconds / reader:4.2f}x the reader's time  peak RSS {peak:5.0f} MB{workers}"
@@ -562,6 +564,7 @@ def bench(folder: Path, producers: list[str], layouts: list[str], size: float, r
     for index in range(rounds):
         for run in runs:
             one_round(run, folder, policy, suite)
+            print(f"  round {index + 1}: {run.path.name} done", file=sys.stderr, flush=True)
         print(f"  round {index + 1} done; {load()}", flush=True)
     for run in runs:
         report(run)

@@ -219,30 +219,46 @@ EXECUTED = ("ok", "error")
 
 
 def recovery(seed: Seed, reader_traces: int) -> str:
-    """What the reader recovers from the seed file against what ran: traces, and executed
-    calls matched to the tools' own ledger by name and arguments."""
+    """What the reader recovers from the seed file against what ran: traces, executed calls
+    matched to the tools' own ledger by name and arguments, and the calls the model asked for
+    that never ran (a tool the agent lacks, arguments that are not JSON); the cases that
+    differ, named."""
     from tests.support.producer_cases import CASES
 
     runs = seed.document["runs"]
-    made = sum(run["traces"] for run in runs)
-    ledger: Counter[str] = Counter()
-    read: Counter[str] = Counter()
-    not_run = 0
+    totals = Counter[str]()
+    differ = []
     for run in runs:
-        ledger.update(json.dumps([n, a], sort_keys=True) for n, a, _, _ in run["ledger"])
-        for name, args, status, *_ in run["reader"]:
-            if status in EXECUTED:
-                read[json.dumps([name, args], sort_keys=True)] += 1
-            else:
-                not_run += 1
-    executed, matched = sum(ledger.values()), sum((ledger & read).values())
-    raised = sum(1 for run in runs if run["raised"])
-    asked = sum(len(CASES[run["case"]].scripted_calls()) - len(run["ledger"]) for run in runs)
+        ledger = Counter(json.dumps([n, a], sort_keys=True) for n, a, _, _ in run["ledger"])
+        read = Counter(
+            json.dumps([n, a], sort_keys=True)
+            for n, a, status, *_ in run["reader"]
+            if status in EXECUTED
+        )
+        not_run = sum(1 for _, _, status, *_ in run["reader"] if status not in EXECUTED)
+        asked = len(CASES[run["case"]].scripted_calls()) - len(run["ledger"])
+        counts = {
+            "traces made": run["traces"],
+            "executed": sum(ledger.values()),
+            "read as run": sum(read.values()),
+            "matched": sum((ledger & read).values()),
+            "never run": asked,
+            "read as not run": not_run,
+            "raised": 1 if run["raised"] else 0,
+        }
+        totals.update(counts)
+        if ledger != read or asked != not_run:
+            differ.append(
+                f"{run['case']} (ran {sum(ledger.values())}, read {sum(read.values())} as run; "
+                f"{asked} never ran, read {not_run})"
+            )
     return (
-        f"{seed.producer:<26} {len(runs)} turns ({raised} raised): traces made {made}, "
-        f"read {reader_traces}; tool executions {executed}, read as run {sum(read.values())} "
-        f"({matched} match the ledger by name and arguments); asked for by the model and "
-        f"never run {asked}, read as requested/invalid {not_run}"
+        f"{seed.producer:<26} {len(runs)} turns ({totals['raised']} raised into the app): "
+        f"traces made {totals['traces made']}, read {reader_traces}; tool executions "
+        f"{totals['executed']}, read as run {totals['read as run']} ({totals['matched']} match "
+        f"the ledger by name and arguments); asked for by the model and never run "
+        f"{totals['never run']}, read as requested/invalid {totals['read as not run']}"
+        + (f"; differs in: {', '.join(differ)}" if differ else "; every case exact")
     )
 
 

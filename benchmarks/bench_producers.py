@@ -503,7 +503,7 @@ def report(run: FileRun) -> None:
     reader = summary(run.times["reader"])
     print(
         f"\n{run.producer} / {run.layout}: {size:.0f} MB, {run.traces:,} traces "
-        f"(the reader counted {run.counted}), {len(run.times['reader'])} rounds"
+        f"(the reader counted {run.counted}), {len(run.times['reader'])} round(s)"
     )
     peak, _ = run.peaks["reader"]
     print(

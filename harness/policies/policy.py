@@ -41,8 +41,4 @@ class Policy:
 
     def evaluate_trajectory(self, trajectory: Trajectory) -> list[RuleResult]:
         """:meth:`evaluate` on a trajectory built once for every policy that selects a run."""
-        name = self.name
-        return [
-            RuleResult(r.rule, r.passed, r.severity, r.code, r.reason, r.calls, r.error, name)
-            for r in evaluate_rules(self.rules, trajectory)
-        ]
+        return list(evaluate_rules(self.rules, trajectory, self.name))

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.rules.kinds import RuleKind
+from harness.rules.kinds import RuleKind, passes_by_names
 from harness.rules.trajectory import Trajectory
 from harness.text import shorten
 
@@ -67,14 +67,25 @@ class Rule:
     line: int | None = None
     file: str | None = None
 
-    def evaluate(self, trajectory: Trajectory) -> RuleResult:
-        """The rule's result on ``trajectory``; never raises."""
+    def evaluate(self, trajectory: Trajectory, policy: str | None = None) -> RuleResult:
+        """The rule's result on ``trajectory`` (naming ``policy`` when given); never raises.
+
+        A rule the run's tool names already decide (:func:`~harness.rules.kinds.
+        passes_by_names`: say a ``forbid`` of a tool the run never called) passes without
+        reading the calls: most rules of a policy concern tools a given trace does not call.
+        """
+        kind = self.kind
         try:
-            outcome = self.kind.evaluate(trajectory)
+            if passes_by_names(kind, trajectory):
+                outcome = kind.PASSED
+            else:
+                outcome = kind.evaluate(trajectory)
         except Exception as exc:  # a rule's bug or a hostile value: this rule's result only
             message = _message(exc)
             reason = f"the rule raised {type(exc).__name__}" + (f": {message}" if message else "")
-            return RuleResult(self.name, False, self.severity, "rule_error", reason, error=True)
+            return RuleResult(
+                self.name, False, self.severity, "rule_error", reason, error=True, policy=policy
+            )
         return RuleResult(
             self.name,
             outcome.passed,
@@ -83,6 +94,7 @@ class Rule:
             outcome.reason,
             outcome.calls,
             outcome.error,
+            policy,
         )
 
 
@@ -94,6 +106,9 @@ def _message(exc: Exception) -> str:
     return shorten(" ".join(text.split()), ERROR_WIDTH)
 
 
-def evaluate_rules(rules: Iterable[Rule], trajectory: Trajectory) -> tuple[RuleResult, ...]:
-    """Every rule's result on ``trajectory``, in the rules' order; never raises."""
-    return tuple(rule.evaluate(trajectory) for rule in rules)
+def evaluate_rules(
+    rules: Iterable[Rule], trajectory: Trajectory, policy: str | None = None
+) -> tuple[RuleResult, ...]:
+    """Every rule's result on ``trajectory``, in the rules' order, each naming ``policy`` when
+    given; never raises."""
+    return tuple(rule.evaluate(trajectory, policy) for rule in rules)

@@ -5,8 +5,9 @@ The rule engine skips a rule whose outcome the names and counts of the called to
 settle (a ``forbid`` of a tool never called, a ``max_calls`` above the calls made, ...). On
 random runs — any statuses, calls recorded without content, results, user input or none, model
 turns or none — and random rules of every kind, wherever the shortcut applies, the kind's full
-evaluation must be its ``PASSED`` outcome, and :func:`evaluate_rules` must give exactly the
-results of evaluating every rule in full.
+evaluation must be its ``PASSED`` outcome, and :func:`evaluate_rules` and a policy's
+:class:`~harness.rules.rule.RuleBook` (which keeps the rules each set of tool names decides)
+must give exactly the results of evaluating every rule in full.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from harness.rules import Rule, RuleResult, Trajectory, evaluate_rules, load_rules
 from harness.rules.kinds import passes_by_names
+from harness.rules.rule import RuleBook
 from tracing.records import ModelCall, ToolCall
 
 NAMES = ["a", "b", "c"]
@@ -103,6 +105,17 @@ rule_specs = st.one_of(
 )
 
 
+def fresh(trajectory: Trajectory) -> Trajectory:
+    """A copy without the index or counts an evaluation kept on it."""
+    return Trajectory(
+        calls=trajectory.calls,
+        user_inputs=trajectory.user_inputs,
+        model_calls=trajectory.model_calls,
+        duration=trajectory.duration,
+        not_captured=trajectory.not_captured,
+    )
+
+
 def full(rule: Rule, trajectory: Trajectory, policy: str | None) -> RuleResult:
     """The rule evaluated in full, without the shortcut (what the engine gave before it)."""
     outcome = rule.kind.evaluate(trajectory)
@@ -119,25 +132,28 @@ def full(rule: Rule, trajectory: Trajectory, policy: str | None) -> RuleResult:
 
 
 @settings(max_examples=600, deadline=None)
-@given(trajectories(), st.lists(rule_specs, min_size=1, max_size=4))
+@given(
+    trajectories(),
+    st.lists(rule_specs, min_size=1, max_size=4),
+    st.lists(trajectories(), max_size=3),
+)
 def test_a_rule_decided_by_tool_names_has_the_verdict_of_running_it(
-    trajectory: Trajectory, specs: list[dict[str, Any]]
+    trajectory: Trajectory, specs: list[dict[str, Any]], others: list[Trajectory]
 ) -> None:
     rules = load_rules([{"name": f"r{i}", **spec} for i, spec in enumerate(specs)])
     for rule in rules:
         # a fresh trajectory each time: no index or count left over from another rule
-        alone = Trajectory(
-            calls=trajectory.calls,
-            user_inputs=trajectory.user_inputs,
-            model_calls=trajectory.model_calls,
-            duration=trajectory.duration,
-            not_captured=trajectory.not_captured,
-        )
+        alone = fresh(trajectory)
         if passes_by_names(rule.kind, alone):
             event(f"shortcut: {rule.kind.kind}")
             assert rule.kind.evaluate(alone) == rule.kind.PASSED, (rule, alone)
     expected = tuple(full(rule, trajectory, "p") for rule in rules)
     assert evaluate_rules(rules, trajectory, "p") == expected
+    book = RuleBook(tuple(rules), "p")
+    assert tuple(book.evaluate(trajectory)) == expected
+    assert tuple(book.evaluate(fresh(trajectory))) == expected  # the decided set, kept
+    for other in others:  # other runs through the same book: their own verdicts
+        assert tuple(book.evaluate(other)) == tuple(full(rule, other, "p") for rule in rules)
 
 
 def test_the_shortcut_skips_rules_on_tools_not_called_and_never_an_absent_first() -> None:

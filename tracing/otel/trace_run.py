@@ -26,7 +26,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tracing.otel.conventions import GENAI, GENAI_OUTPUT_MESSAGES, CallSpanKind, classify
+from tracing.otel.conventions import (
+    GENAI,
+    GENAI_OUTPUT_MESSAGES,
+    CallSpanKind,
+    Convention,
+    classify,
+)
 from tracing.otel.joining import read_calls
 from tracing.otel.messages import called_model, final_text, model_call, user_texts
 from tracing.otel.producers import agent_name_of, is_answer_tool
@@ -37,7 +43,14 @@ from tracing.records import ModelCall, ToolCall
 if TYPE_CHECKING:
     from tracing.otlp.reader import OtlpTrace
 
-__all__ = ["AgentMark", "TraceRun", "read_run", "trace_run"]
+__all__ = [
+    "AgentMark",
+    "TraceRun",
+    "chat_spans",
+    "model_calls_of",
+    "read_run",
+    "trace_run",
+]
 
 OUTPUT_ATTRIBUTE = "harness.output"
 """The root-span attribute ``harness run`` writes its answer to (harness.run.output_attribute)."""
@@ -113,14 +126,7 @@ def read_run(
         every_kinds.append(classify(root.attributes))
     read, unread = read_calls(every, every_kinds, parents)
     found = tuple(read if calls is None else calls)
-    chats = sorted(
-        (
-            (span, kind[1])
-            for span, kind in zip(every, every_kinds, strict=True)
-            if kind is not None and kind[0] == "chat" and called_model(span, kind[1])
-        ),
-        key=lambda item: (item[0].start_ns, item[0].end_ns),
-    )
+    chats = chat_spans(every, every_kinds)
     output, captured = _output(root, every, every_kinds, chats)
     resource = resource or _EMPTY
     service = resource.get(SERVICE_NAME)
@@ -128,9 +134,7 @@ def read_run(
         trace_id=trace_id,
         calls=found,
         user_inputs=_user_inputs(chats),
-        model_calls=tuple(model_call(span, turn) for turn, (span, _) in enumerate(chats))
-        if chats
-        else None,
+        model_calls=model_calls_of(chats),
         output=output,
         output_captured=captured,
         duration=(root.end_ns - root.start_ns) / 1e9
@@ -147,6 +151,29 @@ def read_run(
         not_captured=_not_captured(found, every, every_kinds),
         unread=unread,
     )
+
+
+def chat_spans(
+    spans: Sequence[SpanView], kinds: Sequence[CallSpanKind | None]
+) -> list[tuple[SpanView, Convention]]:
+    """The spans that called a model (``kinds[i]`` is ``classify`` of ``spans[i]``), with
+    their convention, in start order."""
+    return sorted(
+        (
+            (span, kind[1])
+            for span, kind in zip(spans, kinds, strict=True)
+            if kind is not None and kind[0] == "chat" and called_model(span, kind[1])
+        ),
+        key=lambda item: (item[0].start_ns, item[0].end_ns),
+    )
+
+
+def model_calls_of(chats: Sequence[tuple[SpanView, Any]]) -> tuple[ModelCall, ...] | None:
+    """One :class:`~tracing.records.ModelCall` per chat span of :func:`chat_spans`, its turn
+    its place; None when there is none (the model turns were not recorded)."""
+    if not chats:
+        return None
+    return tuple(model_call(span, turn) for turn, (span, _) in enumerate(chats))
 
 
 def _user_inputs(chats: Sequence[tuple[SpanView, Any]]) -> tuple[str, ...] | None:

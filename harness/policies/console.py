@@ -35,7 +35,7 @@ from harness.policies.load import load_policies
 from harness.policies.markdown import github_annotations, write_markdown
 from harness.policies.policy import Policy
 from harness.policies.report import PolicyReport, PolicyStats
-from harness.policies.run import PolicyPass, evaluate_policies
+from harness.policies.run import PolicyPass, evaluate_policies, evaluate_policies_in_workers
 from harness.redaction import Redactor
 from harness.report.files import atomic_output
 from harness.text import plural
@@ -91,6 +91,7 @@ def score_policies(
     ``scored``: the pass the scenario reading fed (each trace read once); the scenario reports
     were written already, and the JSON and Markdown files get the policy part added to them.
     """
+    from harness.parallel import default_workers
     from harness.report.github import github_enabled
 
     beside_scenarios = scored is not None
@@ -103,14 +104,27 @@ def score_policies(
         )
     if scored is None:
         emitter = _emitter(args, redactor)
-        report = evaluate_policies(
-            inputs,
-            policies,
-            examples=args.examples,
-            redactor=redactor,
-            progress=emitter,
-            per_trace=args.per_trace,
-        )
+        workers = args.workers or default_workers()
+        # files: cut for the pool, as with --scenarios; standard input, --logs, --from and
+        # --emit-otel (it sends from this process) are read here
+        if emitter is None and workers > 1 and all(isinstance(item, str) for item in inputs):
+            report = evaluate_policies_in_workers(
+                inputs,
+                policies,
+                workers=workers,
+                examples=args.examples,
+                redactor=redactor,
+                per_trace=args.per_trace,
+            )
+        else:
+            report = evaluate_policies(
+                inputs,
+                policies,
+                examples=args.examples,
+                redactor=redactor,
+                progress=emitter,
+                per_trace=args.per_trace,
+            )
     else:
         report, emitter = scored.report, scored.progress
     if emitter is not None:

@@ -260,6 +260,20 @@ def test_the_index_answers_in_any_order_as_the_naive_reference(
         assert index.seen(value, before) == expected, (value, before)
 
 
+def test_numbers_in_texts_read_later_are_found() -> None:
+    from harness.rules.grounding import GroundingIndex
+
+    calls = tuple(ToolCall(name="src", result=text) for text in ("7 apples", "order 42", "ORD-9"))
+    index = GroundingIndex(Trajectory(calls=calls, user_inputs=("hi",)))
+    assert [index.seen(7, 1), index.seen(42, 1), index.seen(42, 2), index.seen("ORD-9", 2)] == [
+        True,
+        False,
+        True,
+        False,
+    ]
+    assert index.seen("ORD-9", 3) and not index.seen(7, 0)
+
+
 EDGES = ["", *BOUNDARY, "5.", "5,", ".5", ",5", ",050", "-5"]
 
 

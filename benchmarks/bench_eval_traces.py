@@ -268,9 +268,12 @@ CHILD_POLICY = (
     + "start = time.perf_counter()\n"
     + "with open(os.devnull, 'w') as devnull, contextlib.redirect_stdout(devnull):\n"
     + "    code = main(['eval-traces', sys.argv[1], '--rules', sys.argv[2], '-q', "
-    + "'--json', sys.argv[3]])\n"
+    + "'--json', sys.argv[3], '--workers', sys.argv[4]])\n"
     + "print(code, time.perf_counter() - start)\n"
 )
+BASELINE_TREE = "BENCH_POLICY_BASELINE"
+"""Environment variable: a source tree of the code to compare the policy run with (say
+``git archive main | tar -x -C /tmp/main``), timed in the same rounds as this tree's."""
 
 
 def _openinference(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -313,42 +316,75 @@ def write_mixed(path: Path, traces: int, per_line: int) -> None:
 
 
 def policy_run(folder: Path, traces: int, per_line: int) -> None:
-    """``eval-traces --rules`` over ``traces`` mixed-producer traces: traces/s against the
-    reader alone, and peak RSS."""
+    """``eval-traces --rules`` over ``traces`` mixed-producer traces: traces/s with one process
+    and with ``--workers 2`` against the reader alone, peak RSS; with :data:`BASELINE_TREE`
+    set, the same one-process run of that tree, in the same interleaved rounds (A/B)."""
     path = folder / "mixed.json"
     write_mixed(path, traces, per_line)
     policy = folder / "policy.yaml"
     policy.write_text(POLICY, encoding="utf-8")
     report = folder / "policy.json"
+    here = Path(__file__).resolve().parents[1]
+    baseline = os.environ.get(BASELINE_TREE)
+    rounds = max(THROUGHPUT_REPEAT // 2, 1) + (1 if baseline else 0)
     print(
         f"\npolicy run: {traces:,} traces ({os.path.getsize(path) / 1e6:.0f} MB, half GenAI "
-        f"semconv, half OpenInference), 10 rules, best of {THROUGHPUT_REPEAT // 2} rounds, "
+        f"semconv, half OpenInference), 10 rules, best of {rounds} interleaved rounds, "
         f"load {_load()}"
     )
-    best = [float("inf"), float("inf")]
-    peaks = [0.0, 0.0]
-    for _ in range(max(THROUGHPUT_REPEAT // 2, 1)):
-        for index, (code, args) in enumerate(
-            [
-                (CHILD_READER_TIMED, [str(path)]),
-                (CHILD_POLICY, [str(path), str(policy), str(report)]),
-            ]
-        ):
-            peak, _, first = peak_rss_mb(code, *args)
-            best[index] = min(best[index], float(first.split()[1]))
+    rows = [
+        ("reader only (the floor)", CHILD_READER_TIMED, [str(path)], here),
+        ("eval-traces --rules, 1 process", CHILD_POLICY, [str(path), str(policy), "1"], here),
+        ("eval-traces --rules, --workers 2", CHILD_POLICY, [str(path), str(policy), "2"], here),
+    ]
+    if baseline:
+        tree = Path(baseline).resolve()
+        rows.append((f"before ({tree}), 1 process", CHILD_POLICY, rows[1][2], tree))
+    best = [float("inf")] * len(rows)
+    peaks = [0.0] * len(rows)
+    counts: dict[str, dict[str, int]] = {}  # each run's violations per rule: all must agree
+    for _ in range(rounds):
+        for index, (label, code, args, tree) in enumerate(rows):
+            if code is CHILD_POLICY:
+                args = [args[0], args[1], str(report), args[2]]
+            peak, seconds = _policy_child(tree, code, *args)
+            best[index] = min(best[index], seconds)
             peaks[index] = max(peaks[index], peak)
-    reader, scored = traces / best[0], traces / best[1]
+            if code is CHILD_POLICY:
+                counts[label] = _violations(report)
+    for index, (label, _, _, _) in enumerate(rows):
+        rate = traces / best[index]
+        ratio = "" if not index else f"  {best[index] / best[0]:.2f}x the reader's time"
+        target = " (target <= 2x)" if index == 1 else ""
+        print(
+            f"  {label:<40} {rate:>9,.0f} traces/s  peak RSS {peaks[index]:6.1f} MB{ratio}{target}"
+        )
+    print(f"  --workers 2 over 1 process: {best[1] / best[2]:.2f}x (target >= {TARGET_WORKERS})")
+    if baseline:
+        print(f"  before / after, 1 process: {best[3] / best[1]:.2f}x (same rounds, same load)")
+    agree = len({json.dumps(found, sort_keys=True) for found in counts.values()}) == 1
+    print(f"  load after: {_load()}; violations {next(iter(counts.values()))}")
+    print(f"  every run's violations equal: {agree}")
+    path.unlink()
+
+
+def _policy_child(tree: Path, code: str, *args: str) -> tuple[float, float]:
+    """Run ``code`` in a fresh interpreter importing the code of ``tree`` (its working
+    directory comes first on ``sys.path``); (its peak RSS in MB, the seconds it reports)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", code + _PEAK, *args], capture_output=True, text=True, cwd=tree
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"child failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    lines = proc.stdout.strip().splitlines()
+    return int(lines[-1].split()[1]) / 1024, float(lines[0].split()[1])
+
+
+def _violations(report: Path) -> dict[str, int]:
     data = json.loads(report.read_text(encoding="utf-8"))
-    counts = {
+    return {
         f"{p['policy']}/{r['rule']}": r["violations"] for p in data["policies"] for r in p["rules"]
     }
-    print(f"  reader only (the floor)    {reader:>9,.0f} traces/s  peak RSS {peaks[0]:6.1f} MB")
-    print(
-        f"  eval-traces --rules        {scored:>9,.0f} traces/s  peak RSS {peaks[1]:6.1f} MB  "
-        f"{best[1] / best[0]:.2f}x the reader's time (target <= 2x)"
-    )
-    print(f"  traces {data['traces']:,}, unselected {data['unselected']:,}; violations {counts}")
-    path.unlink()
 
 
 def peak_rss_mb(code: str, *args: str) -> tuple[float, float, str]:

@@ -142,10 +142,13 @@ class SliceOutput:
     policy_tail: tuple[TailRun, ...] = ()
     """Runs complete only at the slice's end: the parent scores them where one process would."""
 
+    policy_ids: frozenset[str] = frozenset()
+    """``--rules`` alone (no scenario results): the trace ids the policy pass read."""
+
     def trace_ids(self) -> set[str | None]:
         """The trace ids of the results (how a trace cut in two is recognised)."""
         ids = {e.trace_id if isinstance(e, ScenarioResult) else e[3] for e in self.entries}
-        return ids - {None}
+        return (ids | self.policy_ids) - {None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +167,11 @@ class ScoreSlice:
 
     def __call__(self, part: FileSlice, channel: Channel | None = None) -> SliceOutput:
         """The slice's results, every one of them (none is sampled away here)."""
+        if not self.scenarios and self.policies is not None:  # --rules alone: no scenarios
+            r = self.policies.read_slice(part)
+            return SliceOutput(
+                part, [], [], r.errors, 0, r.interrupted, r.report, r.tail, r.trace_ids
+            )
         entries: list[Entry] = []
         heads: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         errors: list[OtlpJsonError] = []
@@ -351,7 +359,8 @@ class _Merge:
                 self._pass_on(result)
             ids.append(result.trace_id)
         self._policies(output)
-        finished.update(ids)  # the reader of one slice skips the late spans within it itself
+        # the reader of one slice skips the late spans within it itself
+        finished.update(ids or output.policy_ids)
         if last_of_file:
             for result in self.tail:
                 self._pass_on(result)

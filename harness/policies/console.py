@@ -35,7 +35,8 @@ from harness.policies.load import load_policies
 from harness.policies.markdown import github_annotations, write_markdown
 from harness.policies.policy import Policy
 from harness.policies.report import PolicyReport, PolicyStats
-from harness.policies.run import PolicyPass, evaluate_policies
+from harness.policies.run import PolicyPass, evaluate_policies, evaluate_policies_in_workers
+from harness.policies.stats import figure_rows
 from harness.redaction import Redactor
 from harness.report.files import atomic_output
 from harness.text import plural
@@ -91,6 +92,7 @@ def score_policies(
     ``scored``: the pass the scenario reading fed (each trace read once); the scenario reports
     were written already, and the JSON and Markdown files get the policy part added to them.
     """
+    from harness.parallel import default_workers
     from harness.report.github import github_enabled
 
     beside_scenarios = scored is not None
@@ -103,14 +105,27 @@ def score_policies(
         )
     if scored is None:
         emitter = _emitter(args, redactor)
-        report = evaluate_policies(
-            inputs,
-            policies,
-            examples=args.examples,
-            redactor=redactor,
-            progress=emitter,
-            per_trace=args.per_trace,
-        )
+        workers = args.workers or default_workers()
+        # files: cut for the pool, as with --scenarios; standard input, --logs, --from and
+        # --emit-otel (it sends from this process) are read here
+        if emitter is None and workers > 1 and all(isinstance(item, str) for item in inputs):
+            report = evaluate_policies_in_workers(
+                inputs,
+                policies,
+                workers=workers,
+                examples=args.examples,
+                redactor=redactor,
+                per_trace=args.per_trace,
+            )
+        else:
+            report = evaluate_policies(
+                inputs,
+                policies,
+                examples=args.examples,
+                redactor=redactor,
+                progress=emitter,
+                per_trace=args.per_trace,
+            )
     else:
         report, emitter = scored.report, scored.progress
     if emitter is not None:
@@ -231,30 +246,13 @@ def _table(stats: PolicyStats, trace_url: str | None) -> Table:
     return table
 
 
-_PER_TOOL_ROWS = 10
-"""Tools shown in the console's figures (the slowest by p95); the JSON has every one."""
-
-
 def _stats_table(stats: dict[str, Any]) -> Table:
     """The population's figures: per trace, then latencies (ms), overall and per tool."""
     table = Table(title=f"figures over {plural(stats['traces'], 'trace')}", title_justify="left")
     for header in ("", "count", "mean", "p50", "p95", "p99", "max"):
         table.add_column(header, justify="left" if not header else "right")
-    per_trace, latency = stats["per_trace"], stats["latency_ms"]
-    rows = [
-        ("tool calls / trace", per_trace["tool_calls"], "{:.1f}"),
-        ("model calls / trace", per_trace["model_calls"], "{:.1f}"),
-        ("tokens / trace", per_trace["total_tokens"], "{:.0f}"),
-        ("tool latency ms", latency["tools"], "{:.1f}"),
-        ("model latency ms", latency["models"], "{:.1f}"),
-    ]
-    slowest = sorted(latency["per_tool"].items(), key=lambda item: -item[1].get("p95", 0.0))
-    rows += [(f"  {name} ms", figure, "{:.1f}") for name, figure in slowest[:_PER_TOOL_ROWS]]
-    for label, figure, shown in rows:
-        if not figure["count"]:
-            continue
-        cells = [shown.format(figure[key]) for key in ("mean", "p50", "p95", "p99", "max")]
-        table.add_row(escape(label), str(figure["count"]), *cells)
+    for row in figure_rows(stats):
+        table.add_row(escape(("  " if row.tool else "") + row.label), *row.cells)
     return table
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from harness.policies.report import PolicyReport, PolicyStats, RuleStats
+from harness.policies.stats import figure_rows
 from harness.report.files import atomic_output
 from harness.text import plural
 
@@ -69,7 +71,27 @@ def render_markdown(report: PolicyReport, *, trace_url: str | None = None) -> st
     ]
     for stats in report.policies:
         lines.extend(_policy(stats, trace_url))
+    if report.traces:
+        lines.extend(_figures(report.stats.to_json()))
     return "\n".join(lines) + "\n"
+
+
+def _figures(stats: dict[str, Any]) -> list[str]:
+    """The population's figures (:func:`~harness.policies.stats.figure_rows`), one table."""
+    rows = figure_rows(stats)
+    if not rows:
+        return []
+    lines = [
+        f"### Figures over {plural(stats['traces'], 'trace')}",
+        "",
+        "| | count | mean | p50 | p95 | p99 | max |",
+        "|---|--:|--:|--:|--:|--:|--:|",
+    ]
+    for row in rows:
+        name = _cell(row.tool or "").replace("`", "'")
+        label = f"↳ `{name}` ms" if row.tool else row.label
+        lines.append(f"| {label} | {' | '.join(row.cells)} |")
+    return [*lines, ""]
 
 
 def write_markdown(

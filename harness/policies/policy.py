@@ -8,11 +8,12 @@ a rule's exception is that rule's ``rule_error`` result.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from harness.policies.select import Selector
-from harness.rules import Rule, RuleResult, Trajectory, evaluate_rules
+from harness.rules import Rule, RuleResult, Trajectory
+from harness.rules.rule import RuleBook
 
 if TYPE_CHECKING:
     from tracing.otel.trace_run import TraceRun
@@ -29,6 +30,11 @@ class Policy:
     rules: tuple[Rule, ...]
     path: str | None = None
     line: int | None = None
+    book: RuleBook = field(init=False, repr=False, compare=False)
+    """The rules as one book (:class:`~harness.rules.rule.RuleBook`), naming this policy."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "book", RuleBook(tuple(self.rules), self.name))
 
     def selects(self, run: TraceRun) -> bool:
         """Does this policy apply to ``run``?"""
@@ -41,8 +47,4 @@ class Policy:
 
     def evaluate_trajectory(self, trajectory: Trajectory) -> list[RuleResult]:
         """:meth:`evaluate` on a trajectory built once for every policy that selects a run."""
-        name = self.name
-        return [
-            RuleResult(r.rule, r.passed, r.severity, r.code, r.reason, r.calls, r.error, name)
-            for r in evaluate_rules(self.rules, trajectory)
-        ]
+        return self.book.evaluate(trajectory)

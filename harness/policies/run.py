@@ -23,6 +23,7 @@ from harness.policies.report import DEFAULT_EXAMPLES, PolicyReport
 from harness.redaction import Redactor
 from harness.rules import RuleResult
 from tracing.otel.trace_run import TraceRun, trace_run
+from tracing.otlp.file_format import FileSlice
 from tracing.otlp.reader import OtlpJsonError, OtlpJsonReader, OtlpTrace
 from tracing.otlp.sources import SpanSource, readable
 
@@ -30,8 +31,10 @@ __all__ = [
     "PolicyJob",
     "PolicyPass",
     "Progress",
+    "SliceRead",
     "TailRun",
     "evaluate_policies",
+    "evaluate_policies_in_workers",
     "iter_trace_runs",
     "read_trace_run",
 ]
@@ -151,6 +154,55 @@ def evaluate_policies(
     return report
 
 
+def evaluate_policies_in_workers(
+    paths: Sequence[str],
+    policies: Sequence[Policy],
+    *,
+    workers: int,
+    examples: int = DEFAULT_EXAMPLES,
+    redactor: Redactor | None = None,
+    per_trace: bool = False,
+    slice_bytes: int | None = None,
+) -> PolicyReport:
+    """:func:`evaluate_policies` of trace files on ``workers`` processes of the local pool
+    (:func:`harness.parallel.traces.evaluate_traces_in_workers`, no scenario): the same
+    report, the slices' reports merged in input order. One worker or one slice: this process.
+    ``slice_bytes``: input per slice (default: the pool's shrinking sizes)."""
+    import itertools
+
+    from harness.parallel import LocalPool
+    from harness.parallel.shards import fixed_sizes, iter_slices, shrinking_sizes
+    from harness.parallel.traces import evaluate_traces_in_workers
+
+    pool = LocalPool(workers)
+    sizes = shrinking_sizes(pool.workers) if slice_bytes is None else fixed_sizes(slice_bytes)
+    if pool.workers <= 1 or len(list(itertools.islice(iter_slices(paths, sizes), 2))) <= 1:
+        return evaluate_policies(
+            paths, policies, examples=examples, redactor=redactor, per_trace=per_trace
+        )
+    report = PolicyReport(policies, examples=examples, redactor=redactor, per_trace=per_trace)
+    result = evaluate_traces_in_workers(
+        paths, (), executor=pool, keep=0, slice_bytes=slice_bytes, policy=PolicyPass(report)
+    )
+    report.warnings.extend(result.warnings)  # unreadable lines and files, a lost worker
+    report.interrupted = report.interrupted or result.interrupted
+    return report
+
+
+@dataclass(frozen=True, slots=True)
+class SliceRead:
+    """What :meth:`PolicyJob.read_slice` found in one slice (plain data, sent to the parent)."""
+
+    report: PolicyReport
+    tail: tuple[TailRun, ...]
+    """Runs complete only at the slice's end: the parent scores them where one process would."""
+    errors: list[OtlpJsonError]
+    """The reader's located errors (unreadable lines)."""
+    trace_ids: frozenset[str]
+    """Every trace read (how the parent recognises a trace cut in two by the slicing)."""
+    interrupted: bool
+
+
 @dataclass(frozen=True, slots=True)
 class PolicyJob:
     """What a worker needs to score its slice's traces against the policies (plain data)."""
@@ -165,6 +217,30 @@ class PolicyJob:
         """The job whose reports merge into ``report``."""
         policies = tuple(stats.policy for stats in report.policies)
         return cls(policies, report.examples, report.redactor, report.per_trace is not None)
+
+    def read_slice(self, part: FileSlice) -> SliceRead:
+        """Score one slice of a file (``--rules`` alone: no scenario reading), leaving the
+        traces it does not complete for the parent, as :class:`PolicyPass` does."""
+        tail: list[TailRun] = []
+        scoring = self.new_pass(tail)
+        report = scoring.report
+        shown = str(part)
+        ids: set[str] = set()
+        errors: list[OtlpJsonError] = []
+        try:
+            readable(part)
+        except OSError as exc:
+            report.warnings.append(f"{shown}: cannot read: {exc.strerror or exc}")
+            return SliceRead(report, (), errors, frozenset(), False)
+        reader = OtlpJsonReader(part)
+        try:
+            for trace in reader.iter_traces():
+                ids.add(trace.trace_id)
+                scoring(trace, shown)
+        except KeyboardInterrupt:
+            report.interrupted = True
+        errors.extend(reader.errors)
+        return SliceRead(report, tuple(tail), errors, frozenset(ids), report.interrupted)
 
     def new_pass(self, tail: list[TailRun]) -> PolicyPass:
         """A pass into an empty report, leaving the traces its slice did not complete in

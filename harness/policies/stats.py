@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from tracing.otel.trace_run import TraceRun
 
-__all__ = ["EXACT_LIMIT", "Figure", "TraceStats"]
+__all__ = ["EXACT_LIMIT", "PER_TOOL_ROWS", "Figure", "FigureRow", "TraceStats", "figure_rows"]
 
 EXACT_LIMIT = 1_000_000
 """Values a figure keeps; past that its quantiles come from a uniform sample of this size."""
@@ -183,3 +184,44 @@ def _figure(figures: dict[str, Figure], key: str) -> Figure:
     if found is None:
         found = figures[key] = Figure()
     return found
+
+
+PER_TOOL_ROWS = 10
+"""Tools the console and Markdown reports show (the slowest by p95); the JSON has every one."""
+
+
+class FigureRow(NamedTuple):
+    """One row of the figures' table: its label, and count, mean, p50, p95, p99, max as text."""
+
+    label: str
+    cells: tuple[str, ...]
+    tool: str | None = None
+    """The tool name of a per-tool latency row (shown under the overall tool latency)."""
+
+
+def figure_rows(stats: Mapping[str, Any], per_tool: int = PER_TOOL_ROWS) -> list[FigureRow]:
+    """The rows the reports show from :meth:`TraceStats.to_json`: calls, model calls and
+    tokens per trace, tool and model latency (ms), then the ``per_tool`` slowest tools by p95;
+    figures with no value are left out."""
+    per_trace, latency = stats["per_trace"], stats["latency_ms"]
+    rows: list[tuple[str, Mapping[str, Any], str, str | None]] = [
+        ("tool calls / trace", per_trace["tool_calls"], "{:.1f}", None),
+        ("model calls / trace", per_trace["model_calls"], "{:.1f}", None),
+        ("tokens / trace", per_trace["total_tokens"], "{:.0f}", None),
+        ("tool latency ms", latency["tools"], "{:.1f}", None),
+        ("model latency ms", latency["models"], "{:.1f}", None),
+    ]
+    slowest = sorted(latency["per_tool"].items(), key=lambda item: -item[1].get("p95", 0.0))
+    rows += [(f"{name} ms", figure, "{:.1f}", name) for name, figure in slowest[:per_tool]]
+    return [
+        FigureRow(
+            label,
+            (str(figure["count"]), *(shown.format(figure[key]) for key in _COLUMNS)),
+            tool,
+        )
+        for label, figure, shown, tool in rows
+        if figure["count"]
+    ]
+
+
+_COLUMNS = ("mean", "p50", "p95", "p99", "max")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from math import inf
 from typing import ClassVar
@@ -44,6 +45,15 @@ class Budget:
                     raise ValueError(f"budget seconds must be a finite number > 0, got {cap!r}")
             elif cap is not None:
                 positive_int("budget", key, cap)
+
+    def passes_by_names(self, counts: Mapping[str, int]) -> bool:
+        """Only ``tool_calls`` is capped, and the run's calls are within it (every other
+        figure needs the model turns or the duration)."""
+        return (
+            self.tool_calls is not None
+            and all(getattr(self, key) is None for key in BUDGET_KEYS[1:])
+            and sum(counts.values()) <= self.tool_calls
+        )
 
     def evaluate(self, trajectory: Trajectory) -> RuleOutcome:
         """Fail listing every figure over its cap; unknown figures are an error only when no

@@ -1,12 +1,14 @@
 """The ``grounded`` occurrence test: was a value seen in the user's input or an earlier result?
 
 The definition is docs/metrics.md, "Rules" (``grounded``). The sources are read once per
-trajectory into a :class:`GroundingIndex` (built on first use, kept on the trajectory): each
-``ok`` result parsed once, its strings and numbers keyed by the first source holding them, and
-every text in source order. A string equal to a structure's string, or a number equal to a
-structure's number, is a dictionary hit; any other string is looked for in the earlier texts
-(``str.find`` and a look at the two characters around each occurrence), and numbers written in
-text are read from all texts once, the first time a number is not found in a structure.
+trajectory into a :class:`GroundingIndex` (built on first use, kept on the trajectory, reading
+results only as far as the calls checked so far need them): each ``ok`` result parsed once,
+its strings and numbers keyed by the first source holding them, and every text in source
+order. A string equal to a structure's string, or a number equal to a structure's number, is a
+dictionary hit; any other string is looked for in the earlier texts (``str.find`` and a look at
+the two characters around each occurrence), and numbers written in text are read from the
+texts once, the first time a number is not found in a structure (and from later texts as more
+results are read).
 """
 
 from __future__ import annotations
@@ -41,26 +43,42 @@ def is_word_char(char: str) -> bool:
 class GroundingIndex:
     """A trajectory's sources, read once: structure values by first source, texts in order."""
 
-    __slots__ = ("numbers", "strings", "text_numbers", "texts", "uncaptured", "user_known")
+    __slots__ = (
+        "calls",
+        "gaps",
+        "numbered",
+        "numbers",
+        "read",
+        "strings",
+        "text_numbers",
+        "texts",
+        "uncaptured",
+        "user_known",
+    )
 
     def __init__(self, trajectory: Trajectory) -> None:
-        """Read the user's messages (source -1) and every ``ok`` call's result (its index)."""
+        """Read the user's messages (source -1); the ``ok`` calls' results (their index) are
+        read as far as a question needs them: a value of call 3 needs calls 0 to 2 only."""
         self.strings: dict[str, int] = {}
         self.numbers: dict[Any, int] = {}
         self.texts: list[tuple[int, str]] = []
-        self.text_numbers: dict[Any, int] | None = None
+        self.text_numbers: dict[Any, int] = {}
+        self.numbered = 0
+        """How many of ``texts`` ``text_numbers`` has read."""
         self.user_known = trajectory.user_inputs is not None
         # the first call recorded without content: an unseen value after it may be its result's
         self.uncaptured = min(trajectory.not_captured, default=_NEVER)
         for text in trajectory.user_inputs or ():
             self.texts.append((USER, text))
-        gaps = trajectory.not_captured
-        for position, call in enumerate(trajectory.calls):
-            if call.status == "ok" and position not in gaps:
-                self._result(position, call.result)
+        self.calls = trajectory.calls
+        self.gaps = trajectory.not_captured
+        self.read = 0
+        """How many calls' results are read (in order: each source keeps its first index)."""
 
     def seen(self, value: Any, before: int) -> bool:
         """Was ``value`` (a str or a number) seen in a source with index < ``before``?"""
+        if self.read < before:
+            self._read_to(before)
         if isinstance(value, str):
             if value == "":
                 return True
@@ -72,6 +90,15 @@ class GroundingIndex:
                 return True
             return self._numbers_in_texts().get(value, _NEVER) < before
         return self.seen(str(value), before)  # not a JSON value: checked as its text
+
+    def _read_to(self, before: int) -> None:
+        calls, gaps = self.calls, self.gaps
+        end = min(before, len(calls))
+        for position in range(self.read, end):
+            call = calls[position]
+            if call.status == "ok" and position not in gaps:
+                self._result(position, call.result)
+        self.read = max(self.read, end)
 
     def complete_before(self, before: int) -> bool:
         """Were all sources before ``before`` captured (so an unseen value is really unseen)?"""
@@ -94,13 +121,13 @@ class GroundingIndex:
 
     def _numbers_in_texts(self) -> dict[Any, int]:
         found = self.text_numbers
-        if found is None:
-            found = self.text_numbers = {}
-            for source, text in self.texts:
-                for match in NUMBER.finditer(text):
-                    number = number_value(match.group())
-                    if number is not None:
-                        found.setdefault(number, source)
+        texts = self.texts
+        for source, text in texts[self.numbered :]:  # the texts read since the last call
+            for match in NUMBER.finditer(text):
+                number = number_value(match.group())
+                if number is not None:
+                    found.setdefault(number, source)
+        self.numbered = len(texts)
         return found
 
     def _result(self, source: int, result: Any) -> None:

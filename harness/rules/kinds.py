@@ -12,7 +12,7 @@ A passing outcome carries a constant reason; reasons are only formatted for fail
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -42,6 +42,7 @@ __all__ = [
     "MaxRepeats",
     "RuleKind",
     "RuleOutcome",
+    "passes_by_names",
 ]
 
 
@@ -52,6 +53,10 @@ class Forbid:
     pattern: CallPattern
     kind: ClassVar[str] = "forbid"
     PASSED: ClassVar[RuleOutcome] = RuleOutcome(True, None, "no forbidden call")
+
+    def passes_by_names(self, counts: Mapping[str, int]) -> bool:
+        """No tool called matches the pattern's name (see :func:`passes_by_names`)."""
+        return not any(map(self.pattern.matches_name, counts))
 
     def evaluate(self, trajectory: Trajectory) -> RuleOutcome:
         """Fail on every call matching the pattern."""
@@ -79,6 +84,11 @@ class Allow:
     kind: ClassVar[str] = "allow"
     PASSED: ClassVar[RuleOutcome] = RuleOutcome(True, None, "every call allowed")
 
+    def passes_by_names(self, counts: Mapping[str, int]) -> bool:
+        """Every tool called is allowed by a pattern that reads no arguments."""
+        names = [p for p in self.patterns if not p.needs_args]
+        return all(any(p.matches_name(name) for p in names) for name in counts)
+
     def evaluate(self, trajectory: Trajectory) -> RuleOutcome:
         """Fail on every call that no pattern matches."""
         found: list[int] = []
@@ -105,6 +115,11 @@ class Before:
     then: CallPattern
     kind: ClassVar[str] = "before"
     PASSED: ClassVar[RuleOutcome] = RuleOutcome(True, None, "every call had its earlier call")
+
+    def passes_by_names(self, counts: Mapping[str, int]) -> bool:
+        """No tool called matches ``then`` (an absent ``first`` decides nothing: a ``then``
+        call without it fails)."""
+        return not any(map(self.then.matches_name, counts))
 
     def evaluate(self, trajectory: Trajectory) -> RuleOutcome:
         """Fail on every ``then`` call with no possible earlier ``first`` call."""
@@ -170,6 +185,10 @@ class Grounded:
     paths: tuple[ArgPath, ...] = field(init=False, repr=False, compare=False)
     kind: ClassVar[str] = "grounded"
     PASSED: ClassVar[RuleOutcome] = RuleOutcome(True, None, "every checked argument grounded")
+
+    def passes_by_names(self, counts: Mapping[str, int]) -> bool:
+        """No tool called matches ``tool``: no argument to check."""
+        return not any(map(self.tool.matches_name, counts))
 
     def __post_init__(self) -> None:
         if isinstance(self.args, str) or not self.args:
@@ -239,6 +258,12 @@ class MaxCalls:
     kind: ClassVar[str] = "max_calls"
     PASSED: ClassVar[RuleOutcome] = RuleOutcome(True, None, "within the call limit")
 
+    def passes_by_names(self, counts: Mapping[str, int]) -> bool:
+        """The calls whose name matches ``tool`` are at most ``max``, whatever their
+        arguments."""
+        matches = self.tool.matches_name
+        return sum(count for name, count in counts.items() if matches(name)) <= self.max
+
     def __post_init__(self) -> None:
         positive_int("max_calls", "max", self.max)
 
@@ -272,6 +297,10 @@ class MaxRepeats:
     max: int
     kind: ClassVar[str] = "max_repeats"
     PASSED: ClassVar[RuleOutcome] = RuleOutcome(True, None, "no call repeated over the limit")
+
+    def passes_by_names(self, counts: Mapping[str, int]) -> bool:
+        """No tool is called more than ``max`` times, so no call can repeat more often."""
+        return all(count <= self.max for count in counts.values())
 
     def __post_init__(self) -> None:
         positive_int("max_repeats", "max", self.max)
@@ -322,3 +351,11 @@ def _self_equal(call: ToolCall) -> bool:
 
 RuleKind = Forbid | Allow | Before | Grounded | MaxCalls | MaxRepeats | Budget
 """Any rule kind."""
+
+
+def passes_by_names(kind: RuleKind, trajectory: Trajectory) -> bool:
+    """Do the names of the tools the run called, with their counts, already make ``kind``
+    pass? Only True where ``kind.evaluate(trajectory)`` is its ``PASSED`` outcome for every
+    run with those names and counts (a property test holds each kind to that), so the rule
+    engine need not read the calls' arguments, results or the user's input."""
+    return kind.passes_by_names(trajectory.tool_counts)

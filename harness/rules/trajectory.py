@@ -7,6 +7,7 @@ recorded trace and a span stream in the app. Live runs build it with
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -55,10 +56,20 @@ class Trajectory:
     """Indices of calls recorded without content: their arguments and result are unknown."""
     _grounding: Any = field(default=None, init=False, repr=False, compare=False)
     """The grounding index, built on first use by :func:`harness.rules.grounding.index_of`."""
+    _counts: Mapping[str, int] | None = field(default=None, init=False, repr=False, compare=False)
 
     def known(self, position: int) -> bool:
         """Were the arguments (and result) of the call at ``position`` captured?"""
         return position not in self.not_captured
+
+    @property
+    def tool_counts(self) -> Mapping[str, int]:
+        """How many calls (any status) name each tool; counted on first use and kept."""
+        counts = self._counts
+        if counts is None:
+            counts = Counter(call.name for call in self.calls)
+            object.__setattr__(self, "_counts", counts)
+        return counts
 
     @classmethod
     def from_sample(cls, sample: Sample) -> Trajectory:

@@ -48,9 +48,9 @@ from harness.sample import Sample
 from harness.scenarios import Scenario
 from harness.scoring import NOT_CAPTURED, all_passed, judge, scored_run, verdict
 from tracing.otel.conventions import GENAI_OUTPUT_MESSAGES, SCENARIO_NAME, CallSpanKind, classify
-from tracing.otel.messages import called_model, model_call
 from tracing.otel.span_reading import json_value
 from tracing.otel.span_view import SpanView
+from tracing.otel.trace_run import chat_spans, model_calls_of
 from tracing.otlp.reader import OtlpJsonError, OtlpJsonReader, OtlpTrace
 from tracing.otlp.sources import SpanSource, readable
 from tracing.records import ModelCall, ToolCall
@@ -195,17 +195,7 @@ def _recorded(trace: OtlpTrace, path: str) -> RecordedTrace:
 
 def _model_calls(trace: OtlpTrace) -> tuple[ModelCall, ...] | None:
     """The model calls of a trace's chat spans, in start order (None when it has none)."""
-    chats = sorted(
-        (
-            view
-            for view, kind in zip(trace.spans, trace.span_kinds, strict=True)
-            if kind is not None and kind[0] == "chat" and called_model(view, kind[1])
-        ),
-        key=lambda view: (view.start_ns, view.end_ns),
-    )
-    if not chats:
-        return None
-    return tuple(model_call(view, turn) for turn, view in enumerate(chats))
+    return model_calls_of(chat_spans(trace.spans, trace.span_kinds))
 
 
 TraceHook = Callable[[OtlpTrace, str], None]

@@ -16,7 +16,9 @@ exporter's, an in-app span processor's), into the same record:
 * ``duration`` (the root span's, in seconds), ``service`` (resource ``service.name``),
   ``agent`` (the outermost span naming an agent, else the root's agent name), ``root_name``,
   ``root_attributes``, ``resource``; ``not_captured`` (indices of calls recorded without their
-  arguments); ``unread`` (parts of spans the reader could not interpret, per reason).
+  arguments); ``unread`` (parts of spans the reader could not interpret, per reason);
+* ``conversation`` (``gen_ai.conversation.id``, ``session.id``, ...), read from the kept
+  ``spans`` only when asked for.
 """
 
 from __future__ import annotations
@@ -26,7 +28,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tracing.otel.conventions import GENAI, GENAI_OUTPUT_MESSAGES, CallSpanKind, classify
+from tracing.otel.conventions import (
+    GENAI,
+    GENAI_OUTPUT_MESSAGES,
+    CallSpanKind,
+    Convention,
+    classify,
+)
 from tracing.otel.joining import read_calls
 from tracing.otel.messages import called_model, final_text, model_call, user_texts
 from tracing.otel.producers import agent_name_of, is_answer_tool
@@ -37,7 +45,14 @@ from tracing.records import ModelCall, ToolCall
 if TYPE_CHECKING:
     from tracing.otlp.reader import OtlpTrace
 
-__all__ = ["AgentMark", "TraceRun", "read_run", "trace_run"]
+__all__ = [
+    "AgentMark",
+    "TraceRun",
+    "chat_spans",
+    "model_calls_of",
+    "read_run",
+    "trace_run",
+]
 
 OUTPUT_ATTRIBUTE = "harness.output"
 """The root-span attribute ``harness run`` writes its answer to (harness.run.output_attribute)."""
@@ -67,14 +82,22 @@ class TraceRun:
     root_name: str | None = None
     root_attributes: Mapping[str, Any] = field(default_factory=dict)
     resource: Mapping[str, Any] = field(default_factory=dict)
-    conversation: str | None = None
     not_captured: frozenset[int] = frozenset()
     unread: Mapping[str, int] = field(default_factory=dict)
+    spans: Sequence[SpanView] = field(default=(), repr=False, compare=False)
+    """The spans it was read from (root included), for what is read on demand."""
 
     @property
     def tool_names(self) -> frozenset[str]:
         """The names of the tools its calls named."""
         return frozenset(call.name for call in self.calls)
+
+    @property
+    def conversation(self) -> str | None:
+        """The conversation (thread, session) a span of it names, read on demand: no rule or
+        selector looks at it, and looking through every span of every trace cost a tenth of
+        reading a run."""
+        return next(filter(None, map(conversation_of, self.spans)), None)
 
 
 def trace_run(trace: OtlpTrace) -> TraceRun:
@@ -113,14 +136,7 @@ def read_run(
         every_kinds.append(classify(root.attributes))
     read, unread = read_calls(every, every_kinds, parents)
     found = tuple(read if calls is None else calls)
-    chats = sorted(
-        (
-            (span, kind[1])
-            for span, kind in zip(every, every_kinds, strict=True)
-            if kind is not None and kind[0] == "chat" and called_model(span, kind[1])
-        ),
-        key=lambda item: (item[0].start_ns, item[0].end_ns),
-    )
+    chats = chat_spans(every, every_kinds)
     output, captured = _output(root, every, every_kinds, chats)
     resource = resource or _EMPTY
     service = resource.get(SERVICE_NAME)
@@ -128,9 +144,7 @@ def read_run(
         trace_id=trace_id,
         calls=found,
         user_inputs=_user_inputs(chats),
-        model_calls=tuple(model_call(span, turn) for turn, (span, _) in enumerate(chats))
-        if chats
-        else None,
+        model_calls=model_calls_of(chats),
         output=output,
         output_captured=captured,
         duration=(root.end_ns - root.start_ns) / 1e9
@@ -143,10 +157,33 @@ def read_run(
         root_name=root.name if root is not None else None,
         root_attributes=root.attributes if root is not None else _EMPTY,
         resource=resource,
-        conversation=next(filter(None, map(conversation_of, every)), None),
+        spans=every,
         not_captured=_not_captured(found, every, every_kinds),
         unread=unread,
     )
+
+
+def chat_spans(
+    spans: Sequence[SpanView], kinds: Sequence[CallSpanKind | None]
+) -> list[tuple[SpanView, Convention]]:
+    """The spans that called a model (``kinds[i]`` is ``classify`` of ``spans[i]``), with
+    their convention, in start order."""
+    return sorted(
+        (
+            (span, kind[1])
+            for span, kind in zip(spans, kinds, strict=True)
+            if kind is not None and kind[0] == "chat" and called_model(span, kind[1])
+        ),
+        key=lambda item: (item[0].start_ns, item[0].end_ns),
+    )
+
+
+def model_calls_of(chats: Sequence[tuple[SpanView, Any]]) -> tuple[ModelCall, ...] | None:
+    """One :class:`~tracing.records.ModelCall` per chat span of :func:`chat_spans`, its turn
+    its place; None when there is none (the model turns were not recorded)."""
+    if not chats:
+        return None
+    return tuple(model_call(span, turn) for turn, (span, _) in enumerate(chats))
 
 
 def _user_inputs(chats: Sequence[tuple[SpanView, Any]]) -> tuple[str, ...] | None:
@@ -190,11 +227,17 @@ def _output(
             span.attributes
         ):
             return None, True  # the last turn still asked for tools: no answer yet
-    for span in sorted(spans, key=lambda s: s.end_ns, reverse=True):
-        if agent_name_of(span.attributes) and GENAI_OUTPUT_MESSAGES in span.attributes:
-            text = final_text(span, GENAI)
-            if text is not None:
-                return text, True
+    # the few agent spans that carry output messages, latest first (sorting every span of
+    # every trace for them cost a quarter of reading a run)
+    agents = [
+        span
+        for span in spans
+        if GENAI_OUTPUT_MESSAGES in span.attributes and agent_name_of(span.attributes)
+    ]
+    for span in sorted(agents, key=lambda s: s.end_ns, reverse=True):
+        text = final_text(span, GENAI)
+        if text is not None:
+            return text, True
     return None, False
 
 

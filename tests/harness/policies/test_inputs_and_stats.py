@@ -162,3 +162,30 @@ def test_examples_default_to_five(shop: Recorded, tmp_path: Path) -> None:
     assert main(["eval-traces", str(shop.path), "--rules", str(policy), "--json", str(report)]) == 1
     (rule,) = _rules(_json(report), "p").values()
     assert rule["violations"] > 5 and len(rule["examples"]) == 5
+
+
+def test_the_markdown_summary_shows_the_population_figures(shop: Recorded, tmp_path: Path) -> None:
+    from harness.policies.markdown import render_markdown
+
+    report = evaluate_policies([str(shop.path)], load_policies([str(_shop_policy(tmp_path))]))
+    text = render_markdown(report)
+    stats = report.stats.to_json()
+    assert f"### Figures over {len(shop.tools)} traces\n" in text
+    table = text[text.index("### Figures over") :].split("\n\n")[1].splitlines()
+    rows = {line.split(" | ")[0].lstrip("| "): line.rstrip(" |").split(" | ")[1:] for line in table}
+    calls = stats["per_trace"]["tool_calls"]
+    assert rows["tool calls / trace"] == [
+        str(len(shop.tools)),
+        *(f"{calls[key]:.1f}" for key in ("mean", "p50", "p95", "p99", "max")),
+    ]
+    assert int(rows["model calls / trace"][0]) == len(shop.tools)
+    assert "tokens / trace" in rows and "model latency ms" in rows
+    tools = {name for names in shop.tools.values() for name in names}
+    per_tool = stats["latency_ms"]["per_tool"]
+    for name in tools:
+        cells = rows[f"↳ `{name}` ms"]
+        assert cells[0] == str(per_tool[name]["count"])
+        assert cells[3] == f"{per_tool[name]['p95']:.1f}"
+    shown = [label for label in rows if label.startswith("↳")]
+    p95 = [float(rows[label][3]) for label in shown]
+    assert p95 == sorted(p95, reverse=True)  # the slowest tools first

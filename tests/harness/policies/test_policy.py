@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,11 @@ def _runs(*recorded: Recorded) -> list[tuple[TraceRun, str]]:
 @dataclass(frozen=True)
 class Exploding:
     """A rule kind whose own code fails on every trace (a bug in a rule)."""
+
+    PASSED = RuleOutcome(True, None, "never")
+
+    def passes_by_names(self, counts: Mapping[str, int]) -> bool:
+        return False
 
     def evaluate(self, trajectory: Trajectory) -> RuleOutcome:
         raise ZeroDivisionError("boom")

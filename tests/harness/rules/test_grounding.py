@@ -232,6 +232,48 @@ def test_grounded_agrees_with_the_naive_reference(trajectory: Trajectory) -> Non
     assert verdict(GROUNDED.evaluate(trajectory)) == reference(trajectory)
 
 
+ASKED = [value for value in [*IDS, *NUMBERS] if not isinstance(value, bool)]
+"""The values ``grounded`` asks about (booleans and null are never asked: always grounded)."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    runs(),
+    st.lists(st.tuples(st.sampled_from([*ASKED, "ORD-7 x"]), st.integers(0, 7)), max_size=8),
+)
+def test_the_index_answers_in_any_order_as_the_naive_reference(
+    trajectory: Trajectory, questions: list[tuple[Any, int]]
+) -> None:
+    """The index reads results only as far as a question needs: asked in any order (a late
+    call first, then an early one), it answers as the reference reading every earlier source."""
+    from harness.rules.grounding import GroundingIndex
+
+    index = GroundingIndex(trajectory)
+    user = list(trajectory.user_inputs or ())
+    for value, before in questions:
+        sources = [
+            call.result
+            for j, call in enumerate(trajectory.calls[: max(before, 0)])
+            if call.status == "ok" and j not in trajectory.not_captured
+        ]
+        expected = seen(value, sources, user)
+        assert index.seen(value, before) == expected, (value, before)
+
+
+def test_numbers_in_texts_read_later_are_found() -> None:
+    from harness.rules.grounding import GroundingIndex
+
+    calls = tuple(ToolCall(name="src", result=text) for text in ("7 apples", "order 42", "ORD-9"))
+    index = GroundingIndex(Trajectory(calls=calls, user_inputs=("hi",)))
+    assert [index.seen(7, 1), index.seen(42, 1), index.seen(42, 2), index.seen("ORD-9", 2)] == [
+        True,
+        False,
+        True,
+        False,
+    ]
+    assert index.seen("ORD-9", 3) and not index.seen(7, 0)
+
+
 EDGES = ["", *BOUNDARY, "5.", "5,", ".5", ",5", ",050", "-5"]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -455,7 +456,19 @@ def test_an_empty_run_passes_every_kind_but_unknown_figures() -> None:
 class Exploding:
     """A kind whose evaluation raises, as a bug would."""
 
+    PASSED = RuleOutcome(True, None, "never")
+
+    def passes_by_names(self, counts: Mapping[str, int]) -> bool:
+        return False
+
     def evaluate(self, trajectory: Trajectory) -> RuleOutcome:
+        raise ValueError("boom\nsecond line")
+
+
+class ExplodingShortcut(Exploding):
+    """A kind whose name-only shortcut raises: the same rule_error, never a pass."""
+
+    def passes_by_names(self, counts: Mapping[str, int]) -> bool:
         raise ValueError("boom\nsecond line")
 
 
@@ -472,6 +485,12 @@ def test_an_exception_inside_one_rule_is_that_rules_error_result() -> None:
         ("max_repeats", True, False, None),
     ]
     assert results[1].reason == "the rule raised ValueError: boom second line"
+    (shortcut,) = evaluate_rules([Rule("bad", ExplodingShortcut())], Trajectory(calls=()))  # type: ignore[arg-type]
+    assert (shortcut.passed, shortcut.error, shortcut.reason) == (
+        False,
+        True,
+        "the rule raised ValueError: boom second line",
+    )
 
 
 def test_warn_severity_is_carried_on_a_failure() -> None:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness.rules import Rule, Trajectory, load_rules
@@ -227,7 +227,8 @@ def domain_for(kind: str, calls: list[ToolCall]) -> list[dict[str, Any]]:
     # the arguments any call holds, and a fresh mapping equal to no other
     seen: list[dict[str, Any]] = []
     for call in calls:
-        if call.status != "invalid" and dict(call.args) not in seen:
+        # by the rule's equality, not Python's: {"x": 1} and {"x": True} are two arguments
+        if call.status != "invalid" and not any(args_equal(s, call.args) for s in seen):
             seen.append(dict(call.args))
     return [*seen, {"fresh": 1}, {"fresh": 2}]
 
@@ -263,5 +264,16 @@ def test_max_calls_against_brute_force(case: Any) -> None:
 
 @settings(max_examples=400, deadline=None)
 @given(cases("max_repeats"))
+@example(  # {"x": 1} == {"x": True} in Python, not for the rule: both are in the domain
+    (
+        {"max_repeats": 2},
+        [
+            ToolCall(name="a", args={"x": 1, "y": 1}),
+            ToolCall(name="a", args={"x": True, "y": True}),
+            ToolCall(name="a", args={"x": True, "y": True}),
+        ],
+        {0},
+    )
+)
 def test_max_repeats_against_brute_force(case: Any) -> None:
     run_case("max_repeats", case)

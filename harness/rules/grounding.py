@@ -70,6 +70,8 @@ class GroundingIndex:
         self.uncaptured = min(trajectory.not_captured, default=_NEVER)
         for text in trajectory.user_inputs or ():
             self.texts.append((USER, text))
+        if trajectory.earlier_results is not None:  # an earlier request's results: before all
+            self.texts.extend((USER, text) for text in trajectory.earlier_results())
         self.calls = trajectory.calls
         self.gaps = trajectory.not_captured
         self.read = 0

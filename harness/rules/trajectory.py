@@ -8,7 +8,7 @@ recorded trace and a span stream in the app. Live runs build it with
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,10 @@ class Trajectory:
     """The final answer."""
     not_captured: frozenset[int] = frozenset()
     """Indices of calls recorded without content: their arguments and result are unknown."""
+    earlier_results: Callable[[], Sequence[str]] | None = None
+    """The tool results earlier requests of the conversation returned, as the run's history
+    carried them (a read trace's :meth:`~tracing.otel.trace_run.TraceRun.earlier_results`),
+    read on demand; None: none beyond the run's own calls."""
     _grounding: Any = field(default=None, init=False, repr=False, compare=False)
     """The grounding index, built on first use by :func:`harness.rules.grounding.index_of`."""
     _counts: Mapping[str, int] | None = field(default=None, init=False, repr=False, compare=False)
@@ -97,6 +101,7 @@ class Trajectory:
             duration=run.duration,
             output=run.output,
             not_captured=run.not_captured,
+            earlier_results=run.earlier_results,
         )
 
 

@@ -105,7 +105,11 @@ strict_add = StructuredTool.from_function(
 
 
 def build_react_graph(
-    model: ScriptedChatModel, tools: Sequence[BaseTool], *, name: str = "agent"
+    model: ScriptedChatModel,
+    tools: Sequence[BaseTool],
+    *,
+    name: str = "agent",
+    checkpointer: Any = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """The ReAct loop: model with tools bound -> ToolNode -> model ..., until no tool call."""
     bound = model.bind_tools(list(tools))
@@ -124,7 +128,7 @@ def build_react_graph(
     builder.add_edge(START, "agent")
     builder.add_conditional_edges("agent", tools_condition)
     builder.add_edge("tools", "agent")
-    return builder.compile(name=name)
+    return builder.compile(name=name, checkpointer=checkpointer)
 
 
 def user_input(text: str) -> dict[str, list[BaseMessage]]:

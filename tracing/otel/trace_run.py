@@ -36,7 +36,7 @@ from tracing.otel.conventions import (
     classify,
 )
 from tracing.otel.joining import read_calls
-from tracing.otel.messages import called_model, final_text, model_call, user_texts
+from tracing.otel.messages import answers, called_model, final_text, model_call, user_texts
 from tracing.otel.producers import agent_name_of, is_answer_tool
 from tracing.otel.span_reading import conversation_of, root_agent_name
 from tracing.otel.span_view import SpanView
@@ -98,6 +98,16 @@ class TraceRun:
         selector looks at it, and looking through every span of every trace cost a tenth of
         reading a run."""
         return next(filter(None, map(conversation_of, self.spans)), None)
+
+    def earlier_results(self) -> tuple[str, ...]:
+        """The tool results of earlier requests of its conversation, as its first model call
+        received them: the history the app sent (tool messages answering calls of no span of
+        this trace). Read on demand: only ``grounded`` asks."""
+        chats = chat_spans(self.spans, [classify(span.attributes) for span in self.spans])
+        if not chats:
+            return ()
+        own = {call.id for call in self.calls if call.id}
+        return tuple(text for call_id, text in answers(chats[0][0]).items() if call_id not in own)
 
 
 def trace_run(trace: OtlpTrace) -> TraceRun:

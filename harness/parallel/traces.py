@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.metrics.base import Score
 from harness.parallel.executor import Channel, Executor, WorkerLost, in_order
-from harness.parallel.local import stops_forwarded
+from harness.parallel.local import LocalPool, stops_forwarded
 from harness.parallel.shards import (
     fixed_sizes,
     iter_slices,
@@ -223,8 +223,10 @@ def evaluate_traces_in_workers(
     workers = executor.workers
     sizes = shrinking_sizes(workers) if slice_bytes is None else fixed_sizes(slice_bytes)
     parts = iter_slices(paths, sizes)
-    first = list(itertools.islice(parts, 2)) if workers > 1 else []
-    if len(first) <= 1:  # one worker, or one slice: no cut to number, nothing to send
+    # one local worker is this process; a cluster of one still takes the work off this machine
+    alone = workers <= 1 and isinstance(executor, LocalPool)
+    first = [] if alone else list(itertools.islice(parts, 2))
+    if len(first) <= 1:  # one worker here, or one slice: no cut to number, nothing to send
         return evaluate_traces(
             paths,
             scenarios,
@@ -251,10 +253,10 @@ def evaluate_traces_in_workers(
     def output(part: FileSlice, future: Future[SliceOutput]) -> SliceOutput:
         try:
             return future.result()
-        except WorkerLost:
+        except WorkerLost as exc:
             # a worker was killed (the out-of-memory killer, a signal): score the slice here
             if not lost:
-                lost.append(_lost(part))
+                lost.append(_lost(part, exc, isinstance(executor, LocalPool)))
             return job(part)
 
     session = executor.open(job)
@@ -384,9 +386,12 @@ def _unfinished(result: ScenarioResult) -> bool:
     return result.source is not None and result.source.endswith(":0")
 
 
-def _lost(part: FileSlice) -> str:
+def _lost(part: FileSlice, error: WorkerLost, local: bool) -> str:
+    where = f"{part.path} (from line {part.first_line})"
+    if not local:  # a cluster goes on: this slice alone came back without its results
+        return f"{error}; that slice was scored in this process instead, with the same results"
     return (
         f"a --workers process ended abruptly (killed by a signal or the out-of-memory killer) "
-        f"while {part.path} was being scored (from line {part.first_line}); the slices it had "
+        f"while {where} was being scored; the slices it had "
         "not sent back were scored in this process instead, with the same results"
     )

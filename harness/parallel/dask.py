@@ -1,0 +1,227 @@
+"""The executor on a Dask cluster: ``harness eval-traces --executor dask[://HOST:PORT]``.
+
+:class:`DaskExecutor` implements the executor interface (:mod:`harness.parallel.executor`) over
+a ``distributed.Client``: the job is scattered to every worker once, each shard is one task
+``job(shard, channel)``, and each task's Dask future is relayed to a standard
+:class:`concurrent.futures.Future`, so :func:`~harness.parallel.executor.in_order` and the
+eval-traces merge (:mod:`harness.parallel.traces`) are the same code as for the local pool.
+
+What a cluster does differently from the forked pool:
+
+- a worker that dies has its task run again on another worker (the scheduler's
+  ``distributed.scheduler.allowed-failures``); only when the task has killed that many workers
+  (or the scheduler is gone) does its future give :class:`WorkerLost`, naming the shard, and the
+  caller scores it as it would after a lost local worker;
+- no messages cross from the workers (:meth:`DaskSession.receive` waits and gives None; a job
+  that calls :meth:`Channel.send` gets :class:`RuntimeError`), and :meth:`DaskSession.halt`
+  stops only new submissions from this process: ``harness run -n`` keeps the local pool;
+- the workers read the input files by the paths the parent gives, so on a cluster of several
+  machines the files must be on storage they share (docs/scale.md).
+
+``distributed`` is imported only here, when an executor is made (the ``[dask]`` extra).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from concurrent.futures import Future
+from typing import Any, Generic, TypeVar
+
+from harness.errors import ExecutorError
+from harness.parallel.executor import Job, WorkerLost
+
+__all__ = ["CONNECT_SECONDS", "DaskExecutor", "DaskSession", "scheduler_address"]
+
+S = TypeVar("S")
+R = TypeVar("R")
+
+CONNECT_SECONDS = 10.0
+"""How long to wait for a scheduler to answer before giving up on it."""
+
+_URL = re.compile(r"dask://(?P<host>\[[0-9a-fA-F:]+\]|[^:/\s]+):(?P<port>[0-9]{1,5})/?")
+
+
+def scheduler_address(url: str) -> str:
+    """``dask://HOST:PORT`` as the scheduler address Dask takes (``tcp://HOST:PORT``)."""
+    match = _URL.fullmatch(url)
+    if match is None or not 0 < int(match["port"]) < 65536:
+        raise ExecutorError(
+            f"--executor {url}: not a Dask scheduler URL; give dask://HOST:PORT "
+            "(e.g. dask://127.0.0.1:8786), dask (a local cluster) or local",
+            url=url,
+        )
+    return f"tcp://{match['host']}:{match['port']}"
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ExecutorError(
+            "--executor dask needs Dask distributed: pip install 'toolcall-harness[dask]'",
+            url="dask",
+        ) from exc
+    return distributed
+
+
+class DaskExecutor:
+    """Sessions on a Dask cluster: one this process starts, or one it connects to."""
+
+    def __init__(self, client: Any, url: str, cluster: Any = None) -> None:
+        """Run on ``client`` (``url``: how the user named the cluster); ``cluster``: a local
+        cluster this executor started and stops on :meth:`close`."""
+        self.client = client
+        self.url = url
+        self._cluster = cluster
+
+    @classmethod
+    def connect(cls, url: str, timeout: float = CONNECT_SECONDS) -> DaskExecutor:
+        """Connect to the scheduler at ``dask://HOST:PORT``; :class:`ExecutorError` if it does
+        not answer within ``timeout`` seconds."""
+        address = scheduler_address(url)
+        distributed = _distributed()
+        try:
+            client = distributed.Client(address, timeout=timeout, set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            raise ExecutorError(
+                f"--executor {url}: no Dask scheduler answered at {address} within "
+                f"{timeout:g}s ({type(exc).__name__}); start one (dask scheduler) or give "
+                "--executor dask for a local cluster",
+                url=url,
+            ) from exc
+        return cls(client, url)
+
+    @classmethod
+    def local(cls, workers: int) -> DaskExecutor:
+        """Start a cluster of ``workers`` single-threaded worker processes on this machine."""
+        distributed = _distributed()
+        cluster = distributed.LocalCluster(
+            n_workers=workers,
+            processes=True,
+            threads_per_worker=1,
+            dashboard_address=None,
+            host="127.0.0.1",
+        )
+        try:
+            client = distributed.Client(cluster, set_as_default=False)
+        except BaseException:
+            cluster.close()
+            raise
+        return cls(client, "dask", cluster)
+
+    @property
+    def workers(self) -> int:
+        """The threads of the cluster's workers now (at least one)."""
+        threads: int = sum(self.client.nthreads().values())
+        return max(1, threads)
+
+    def open(self, job: Job[S, R]) -> DaskSession[S, R]:
+        """Send ``job`` to every worker once; its shards then go as tasks."""
+        return DaskSession(self, job)
+
+    def close(self) -> None:
+        """Let the cluster go (a local one is stopped)."""
+        try:
+            self.client.close()
+        finally:
+            if self._cluster is not None:
+                self._cluster.close()
+
+    def __enter__(self) -> DaskExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Detached:
+    """The channel a Dask task gets: no line back to the parent (see the module docstring)."""
+
+    def send(self, message: Any) -> None:
+        raise RuntimeError("the Dask executor carries no messages from its workers")
+
+    def halt(self) -> None:
+        return None
+
+    def halted(self) -> bool:
+        return False
+
+
+def _call(job: Any, shard: Any) -> Any:
+    """A task: one shard through the job (the job arrives scattered, once per worker)."""
+    return job(shard, _Detached())
+
+
+class DaskSession(Generic[S, R]):
+    """A job on a Dask cluster; see :class:`~harness.parallel.executor.Session`."""
+
+    def __init__(self, executor: DaskExecutor, job: Job[S, R]) -> None:
+        """Scatter ``job`` to every worker."""
+        self._executor = executor
+        self._client = executor.client
+        self._job = self._client.scatter(job, broadcast=True, hash=False)
+        self._tasks: list[Any] = []
+        self._halted = threading.Event()
+
+    def submit(self, shard: S) -> Future[R]:
+        """Start ``shard`` as a task (see the Session protocol)."""
+        future: Future[R] = Future()
+        task = self._client.submit(_call, self._job, shard, pure=False)
+        self._tasks.append(task)
+        task.add_done_callback(lambda done: _relay(done, future, shard, self._executor.url))
+        return future
+
+    def receive(self, timeout: float) -> Any | None:
+        """None after ``timeout`` seconds: no messages cross from Dask workers."""
+        self._halted.wait(timeout)
+        return None
+
+    def halt(self) -> None:
+        """Remember the halt (the tasks already submitted run to their end)."""
+        self._halted.set()
+
+    def halted(self) -> bool:
+        """Was :meth:`halt` called here?"""
+        return self._halted.is_set()
+
+    def close(self, *, cancel: bool = False) -> None:
+        """Wait for the tasks (``cancel``: cancel those not done) and release the job."""
+        tasks, self._tasks = self._tasks, []
+        try:
+            if cancel:
+                self._client.cancel([task for task in tasks if not task.done()])
+            else:
+                _distributed().wait(tasks)
+        finally:
+            self._client.cancel([self._job])
+
+
+def _relay(done: Any, future: Future[Any], shard: Any, url: str) -> None:
+    """Pass a Dask future's outcome on; a killed worker or lost scheduler as WorkerLost (on
+    Dask's callback thread: what escaped here would leave ``future`` unresolved)."""
+    if future.done():
+        return
+    try:
+        if done.status == "finished":
+            future.set_result(done.result())
+            return
+        if done.status == "cancelled":
+            future.set_exception(_lost(shard, url, "its task was cancelled", None))
+            return
+        error = done.exception()
+    except BaseException as exc:  # the result could not be fetched: the scheduler went away
+        future.set_exception(_lost(shard, url, f"its result was lost ({exc!r})", exc))
+        return
+    if isinstance(error, _distributed().KilledWorker):
+        future.set_exception(_lost(shard, url, "its worker died", error))
+    else:
+        future.set_exception(error)
+
+
+def _lost(shard: Any, url: str, why: str, cause: BaseException | None) -> WorkerLost:
+    path, line = getattr(shard, "path", None), getattr(shard, "first_line", None)
+    named = f"the slice of {path} from line {line}" if path is not None else f"shard {shard!r}"
+    lost = WorkerLost(f"Dask cluster {url}: {why} while scoring {named}", shard=shard)
+    lost.__cause__ = cause
+    return lost

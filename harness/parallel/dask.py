@@ -76,10 +76,11 @@ class DaskExecutor:
         self._cluster = cluster
 
     @classmethod
-    def connect(cls, url: str, timeout: float = CONNECT_SECONDS) -> DaskExecutor:
+    def connect(cls, url: str, timeout: float | None = None) -> DaskExecutor:
         """Connect to the scheduler at ``dask://HOST:PORT``; :class:`ExecutorError` if it does
-        not answer within ``timeout`` seconds."""
+        not answer within ``timeout`` seconds (default :data:`CONNECT_SECONDS`)."""
         address = scheduler_address(url)
+        timeout = CONNECT_SECONDS if timeout is None else timeout
         distributed = _distributed()
         try:
             client = distributed.Client(address, timeout=timeout, set_as_default=False)

@@ -36,6 +36,8 @@ __all__ = ["CONNECT_SECONDS", "DaskExecutor", "DaskSession", "scheduler_address"
 S = TypeVar("S")
 R = TypeVar("R")
 
+_CONNECT_GRACE = 1.0
+"""Seconds past the client's own timeout before the connect is given up."""
 CONNECT_SECONDS = 10.0
 """How long to wait for a scheduler to answer before giving up on it."""
 
@@ -82,16 +84,32 @@ class DaskExecutor:
         address = scheduler_address(url)
         timeout = CONNECT_SECONDS if timeout is None else timeout
         distributed = _distributed()
-        try:
-            client = distributed.Client(address, timeout=timeout, set_as_default=False)
-        except (OSError, TimeoutError) as exc:
-            raise ExecutorError(
-                f"--executor {url}: no Dask scheduler answered at {address} within "
-                f"{timeout:g}s ({type(exc).__name__}); start one (dask scheduler) or give "
-                "--executor dask for a local cluster",
-                url=url,
-            ) from exc
-        return cls(client, url)
+        # Client(timeout=) bounds the TCP connect, not the handshake after it: a server that
+        # accepts and never answers kept it waiting past its timeout. The connect runs on a
+        # daemon thread under a deadline of its own; one that never returns stays there.
+        made: list[Any] = []
+        failed: list[BaseException] = []
+
+        def make() -> None:
+            try:
+                made.append(distributed.Client(address, timeout=timeout, set_as_default=False))
+            except BaseException as exc:  # handed to the caller's thread below
+                failed.append(exc)
+
+        connecting = threading.Thread(target=make, name="harness-dask-connect", daemon=True)
+        connecting.start()
+        connecting.join(timeout + _CONNECT_GRACE)
+        if made:
+            return cls(made[0], url)
+        error = failed[0] if failed else TimeoutError(f"no answer within {timeout:g}s")
+        if not isinstance(error, OSError | TimeoutError):
+            raise error
+        raise ExecutorError(
+            f"--executor {url}: no Dask scheduler answered at {address} within "
+            f"{timeout:g}s ({type(error).__name__}); start one (dask scheduler) or give "
+            "--executor dask for a local cluster",
+            url=url,
+        ) from error
 
     @classmethod
     def local(cls, workers: int) -> DaskExecutor:

@@ -133,14 +133,16 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture
-def dead_scheduler() -> Iterator[str]:
-    """A port where nothing listens.
-
-    Not yet covered: a server that accepts and never answers (Client(timeout=) then waits past
-    its timeout; DaskExecutor.connect needs a deadline of its own for it).
-    """
-    yield f"dask://127.0.0.1:{_free_port()}"
+@pytest.fixture(params=["nothing listens", "accepts, never answers"])
+def dead_scheduler(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A port where nothing listens, or a server that accepts and never says a word."""
+    if request.param == "nothing listens":
+        yield f"dask://127.0.0.1:{_free_port()}"
+        return
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        yield f"dask://127.0.0.1:{server.getsockname()[1]}"
 
 
 def test_an_unreachable_scheduler_is_one_error_naming_the_url(

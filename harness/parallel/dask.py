@@ -8,10 +8,15 @@ eval-traces merge (:mod:`harness.parallel.traces`) are the same code as for the 
 
 What a cluster does differently from the forked pool:
 
-- a worker that dies has its task run again on another worker (the scheduler's
-  ``distributed.scheduler.allowed-failures``); only when the task has killed that many workers
-  (or the scheduler is gone) does its future give :class:`WorkerLost`, naming the shard, and the
-  caller scores it as it would after a lost local worker;
+- the job travels as pickled bytes with each task and is loaded once per worker process (kept
+  by its digest): a worker the nanny restarts, or one that joins mid-run, gets it from the task
+  itself, and nothing in it refers to a module the parent loaded from a file (the eval-traces
+  job holds its scenarios as eval-traces loads them: no agent imported, no model built);
+- a worker that dies has the tasks it held run again on other workers; a task whose workers died
+  more than ``distributed.scheduler.allowed-failures`` times (default 3) gives
+  :class:`WorkerLost` naming its shard. Each lost task is named on its own: a task that kills
+  every worker it runs on is one of them, and one that only sat queued beside it on those
+  workers may be too. The caller scores such a shard as it would after a lost local worker;
 - no messages cross from the workers (:meth:`DaskSession.receive` waits and gives None; a job
   that calls :meth:`Channel.send` gets :class:`RuntimeError`), and :meth:`DaskSession.halt`
   stops only new submissions from this process: ``harness run -n`` keeps the local pool;
@@ -23,9 +28,11 @@ What a cluster does differently from the forked pool:
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 import re
 import threading
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from typing import Any, Generic, TypeVar
 
 from harness.errors import ExecutorError
@@ -100,7 +107,7 @@ class DaskExecutor:
         connecting.start()
         connecting.join(timeout + _CONNECT_GRACE)
         if made:
-            return cls(made[0], url)
+            return cls._with_workers(made[0], url, address, timeout)
         error = failed[0] if failed else TimeoutError(f"no answer within {timeout:g}s")
         if not isinstance(error, OSError | TimeoutError):
             raise error
@@ -112,6 +119,21 @@ class DaskExecutor:
         ) from error
 
     @classmethod
+    def _with_workers(cls, client: Any, url: str, address: str, timeout: float) -> DaskExecutor:
+        """The executor on ``client`` once its cluster has a worker: tasks given to a cluster
+        without one would wait for ever."""
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except (OSError, TimeoutError) as exc:
+            client.close(timeout=timeout)
+            raise ExecutorError(
+                f"--executor {url}: the Dask scheduler at {address} has no workers (none came "
+                f"within {timeout:g}s); start some (dask worker {address}) or scale the cluster",
+                url=url,
+            ) from exc
+        return cls(client, url)
+
+    @classmethod
     def local(cls, workers: int) -> DaskExecutor:
         """Start a cluster of ``workers`` single-threaded worker processes on this machine."""
         distributed = _distributed()
@@ -119,7 +141,8 @@ class DaskExecutor:
             n_workers=workers,
             processes=True,
             threads_per_worker=1,
-            dashboard_address=None,
+            dashboard_address=":0",  # its HTTP server on a free port, no dashboard
+            scheduler_kwargs={"dashboard": False},
             host="127.0.0.1",
         )
         try:
@@ -132,7 +155,7 @@ class DaskExecutor:
     @property
     def workers(self) -> int:
         """The threads of the cluster's workers now (at least one)."""
-        threads: int = sum(self.client.nthreads().values())
+        threads: int = sum(self.client.nthreads(callback_timeout=CONNECT_SECONDS).values())
         return max(1, threads)
 
     def open(self, job: Job[S, R]) -> DaskSession[S, R]:
@@ -142,7 +165,7 @@ class DaskExecutor:
     def close(self) -> None:
         """Let the cluster go (a local one is stopped)."""
         try:
-            self.client.close()
+            self.client.close(timeout=CONNECT_SECONDS)
         finally:
             if self._cluster is not None:
                 self._cluster.close()
@@ -167,8 +190,21 @@ class _Detached:
         return False
 
 
-def _call(job: Any, shard: Any) -> Any:
-    """A task: one shard through the job (the job arrives scattered, once per worker)."""
+_LOADED: dict[str, Any] = {}
+"""In a worker process: the jobs loaded from their bytes, by digest (one per session)."""
+_LOADING = threading.Lock()
+
+
+def _call(digest: str, packed: bytes, shard: Any) -> Any:
+    """A task: one shard through the job, loaded from ``packed`` once per worker process."""
+    job = _LOADED.get(digest)
+    if job is None:
+        with _LOADING:  # a worker of several threads loads it once
+            job = _LOADED.get(digest)
+            if job is None:
+                job = pickle.loads(packed)
+                _LOADED.clear()  # a long-lived worker keeps only the latest session's job
+                _LOADED[digest] = job
     return job(shard, _Detached())
 
 
@@ -176,18 +212,21 @@ class DaskSession(Generic[S, R]):
     """A job on a Dask cluster; see :class:`~harness.parallel.executor.Session`."""
 
     def __init__(self, executor: DaskExecutor, job: Job[S, R]) -> None:
-        """Scatter ``job`` to every worker."""
+        """Pickle ``job`` once; each task carries the bytes (see the module docstring)."""
         self._executor = executor
         self._client = executor.client
-        self._job = self._client.scatter(job, broadcast=True, hash=False)
-        self._tasks: list[Any] = []
+        # Standard pickle, not cloudpickle: a job that refers to something a fresh process
+        # cannot import fails here, in the parent, not in every worker.
+        self._packed = pickle.dumps(job, pickle.HIGHEST_PROTOCOL)
+        self._digest = hashlib.sha256(self._packed).hexdigest()
+        self._tasks: list[tuple[Any, Future[R]]] = []
         self._halted = threading.Event()
 
     def submit(self, shard: S) -> Future[R]:
         """Start ``shard`` as a task (see the Session protocol)."""
         future: Future[R] = Future()
-        task = self._client.submit(_call, self._job, shard, pure=False)
-        self._tasks.append(task)
+        task = self._client.submit(_call, self._digest, self._packed, shard, pure=False)
+        self._tasks.append((task, future))
         task.add_done_callback(lambda done: _relay(done, future, shard, self._executor.url))
         return future
 
@@ -205,15 +244,12 @@ class DaskSession(Generic[S, R]):
         return self._halted.is_set()
 
     def close(self, *, cancel: bool = False) -> None:
-        """Wait for the tasks (``cancel``: cancel those not done) and release the job."""
+        """Wait for the tasks (``cancel``: cancel those not done)."""
         tasks, self._tasks = self._tasks, []
-        try:
-            if cancel:
-                self._client.cancel([task for task in tasks if not task.done()])
-            else:
-                _distributed().wait(tasks)
-        finally:
-            self._client.cancel([self._job])
+        if cancel:
+            self._client.cancel([task for task, _ in tasks if not task.done()])
+        else:
+            wait([relayed for _, relayed in tasks])
 
 
 def _relay(done: Any, future: Future[Any], shard: Any, url: str) -> None:
@@ -226,14 +262,22 @@ def _relay(done: Any, future: Future[Any], shard: Any, url: str) -> None:
             future.set_result(done.result())
             return
         if done.status == "cancelled":
-            future.set_exception(_lost(shard, url, "its task was cancelled", None))
+            why = "its task was cancelled (the scheduler went away, or someone cancelled it)"
+            future.set_exception(_lost(shard, url, why, None))
             return
         error = done.exception()
     except BaseException as exc:  # the result could not be fetched: the scheduler went away
         future.set_exception(_lost(shard, url, f"its result was lost ({exc!r})", exc))
         return
     if isinstance(error, _distributed().KilledWorker):
-        future.set_exception(_lost(shard, url, "its worker died", error))
+        deaths = getattr(error, "allowed_failures", 0) + 1
+        why = (
+            f"the {deaths} workers given its task all died (out of memory or killed: see "
+            "the workers' logs)"
+        )
+        future.set_exception(_lost(shard, url, why, error))
+    elif error is None:  # lost with the scheduler: its status says no more
+        future.set_exception(_lost(shard, url, f"its task was {done.status}", None))
     else:
         future.set_exception(error)
 
@@ -241,6 +285,6 @@ def _relay(done: Any, future: Future[Any], shard: Any, url: str) -> None:
 def _lost(shard: Any, url: str, why: str, cause: BaseException | None) -> WorkerLost:
     path, line = getattr(shard, "path", None), getattr(shard, "first_line", None)
     named = f"the slice of {path} from line {line}" if path is not None else f"shard {shard!r}"
-    lost = WorkerLost(f"Dask cluster {url}: {why} while scoring {named}", shard=shard)
+    lost = WorkerLost(f"Dask cluster {url}: {named} was not scored: {why}", shard=shard)
     lost.__cause__ = cause
     return lost

@@ -24,6 +24,7 @@ slice size, not by the file.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import time
@@ -244,7 +245,7 @@ def evaluate_traces_in_workers(
         from harness.policies.run import PolicyJob
 
         policies = PolicyJob.like(policy.report)
-    job = ScoreSlice(tuple(scenarios), only, kept, policies)
+    job = _scoring_only(ScoreSlice(tuple(scenarios), only, kept, policies))
     errors = [] if errors is None else errors
     first_error = len(errors)
     merge = _Merge(ResultSample(keep), progress, errors, policy)
@@ -255,8 +256,9 @@ def evaluate_traces_in_workers(
             return future.result()
         except WorkerLost as exc:
             # a worker was killed (the out-of-memory killer, a signal): score the slice here
-            if not lost:
-                lost.append(_lost(part, exc, isinstance(executor, LocalPool)))
+            local = isinstance(executor, LocalPool)
+            if not lost or not local:  # a cluster loses one task at a time: name each
+                lost.append(_lost(part, exc, local))
             return job(part)
 
     session = executor.open(job)
@@ -395,3 +397,22 @@ def _lost(part: FileSlice, error: WorkerLost, local: bool) -> str:
         f"while {where} was being scored; the slices it had "
         "not sent back were scored in this process instead, with the same results"
     )
+
+
+def _scoring_only(job: ScoreSlice) -> ScoreSlice:
+    """``job`` with its scenarios as eval-traces loads them: no agent factory, no model.
+
+    Scoring reads neither, and a factory loaded from a file (``agent: agent.py:build``) lives
+    in a module that only the parent has, so a worker in a fresh process could not unpickle it.
+    """
+    from harness.scenarios.agents import named_agent
+
+    plain: dict[int, Scenario] = {}
+    for scenario in (*job.scenarios, *(job.kept or ()), *((job.only,) if job.only else ())):
+        plain.setdefault(
+            id(scenario),
+            dataclasses.replace(scenario, agent=named_agent(scenario.agent.spec), model=None),
+        )
+    kept = None if job.kept is None else tuple(plain[id(s)] for s in job.kept)
+    only = None if job.only is None else plain[id(job.only)]
+    return ScoreSlice(tuple(plain[id(s)] for s in job.scenarios), only, kept, job.policies)

@@ -38,7 +38,7 @@ from typing import Any, Generic, TypeVar
 from harness.errors import ExecutorError
 from harness.parallel.executor import Job, WorkerLost
 
-__all__ = ["CONNECT_SECONDS", "DaskExecutor", "DaskSession", "scheduler_address"]
+__all__ = ["CONNECT_SECONDS", "FETCH_SECONDS", "DaskExecutor", "DaskSession", "scheduler_address"]
 
 S = TypeVar("S")
 R = TypeVar("R")
@@ -47,6 +47,8 @@ _CONNECT_GRACE = 1.0
 """Seconds past the client's own timeout before the connect is given up."""
 CONNECT_SECONDS = 10.0
 """How long to wait for a scheduler to answer before giving up on it."""
+FETCH_SECONDS = 120.0
+"""How long fetching a finished task's result (a slice's results, about a megabyte) may take."""
 
 _URL = re.compile(r"dask://(?P<host>\[[0-9a-fA-F:]+\]|[^:/\s]+):(?P<port>[0-9]{1,5})/?")
 
@@ -259,7 +261,7 @@ def _relay(done: Any, future: Future[Any], shard: Any, url: str) -> None:
         return
     try:
         if done.status == "finished":
-            future.set_result(done.result())
+            future.set_result(done.result(timeout=FETCH_SECONDS))
             return
         if done.status == "cancelled":
             why = "its task was cancelled (the scheduler went away, or someone cancelled it)"

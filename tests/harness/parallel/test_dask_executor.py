@@ -10,10 +10,9 @@ lets a task kill two workers before giving up on it (``allowed-failures: 1``).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
+import importlib.util
 import io
 import json
-import os
 import re
 import socket
 import time
@@ -36,6 +35,7 @@ from harness.run.results import ScenarioResult  # noqa: E402
 from harness.scenarios import iter_scenarios, load_paths  # noqa: E402
 from harness.traces.evaluate import evaluate_traces  # noqa: E402
 from tests.harness.parallel.test_eval_traces_workers import _lines, _suite, _unclocked  # noqa: E402
+from tests.support.dying_jobs import DiesOnce, DiesOnSlice, times_ten  # noqa: E402
 from tests.support.paths import ROOT  # noqa: E402
 
 
@@ -62,6 +62,12 @@ def _url(cluster: Any) -> str:
     return cluster.scheduler_address.replace("tcp://", "dask://")
 
 
+_BASE_SUITES = {"travel", "orders", "calculator"}
+"""The demo suites whose agents need no extra (``make test-lowest`` runs them at the floors);
+the others need ``[langchain]``."""
+_LANGCHAIN = importlib.util.find_spec("langchain") is not None
+
+
 @pytest.fixture(scope="module")
 def demo_traces(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """The spans of a real run of the demo agents, a file per example suite (a run writes its
@@ -69,12 +75,12 @@ def demo_traces(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     folder = tmp_path_factory.mktemp("demo")
     files = []
     for suite in sorted((ROOT / "scenarios").glob("*.yaml")):
-        if suite.name == "policies.yaml":
+        if suite.name == "policies.yaml" or (suite.stem not in _BASE_SUITES and not _LANGCHAIN):
             continue
         files.append(folder / f"{suite.stem}.jsonl")
         with contextlib.redirect_stdout(io.StringIO()):
             main(["run", str(suite), "--trace-file", str(files[-1]), "-q"])
-    assert len(files) >= 5 and all(path.stat().st_size > 10_000 for path in files)
+    assert len(files) >= 3 and all(path.stat().st_size > 10_000 for path in files)
     return files
 
 
@@ -215,30 +221,10 @@ def test_a_malformed_url_names_the_form_to_give(url: str) -> None:
     assert caught.value.url == url
 
 
-def _times_ten(shard: int, channel: Any) -> int:
-    """A job that kills its worker process on shard 3, every time (a poison shard)."""
-    if shard == 3:
-        os._exit(1)
-    return shard * 10
-
-
-@dataclasses.dataclass(frozen=True)
-class _DiesOnce:
-    """A job whose worker dies the first time shard 3 runs (a marker file remembers it)."""
-
-    marker: str
-
-    def __call__(self, shard: int, channel: Any) -> int:
-        if shard == 3 and not os.path.exists(self.marker):
-            Path(self.marker).touch()
-            os._exit(1)
-        return shard * 10
-
-
 def test_a_shard_that_kills_every_worker_it_runs_on_is_named(cluster: Any) -> None:
     client = distributed.Client(cluster, set_as_default=False)
     with DaskExecutor(client, "dask://cluster") as executor:
-        session = executor.open(_times_ten)
+        session = executor.open(times_ten)
         futures = {shard: session.submit(shard) for shard in range(8)}
         with pytest.raises(WorkerLost) as lost:
             futures[3].result(timeout=120)
@@ -263,7 +249,7 @@ def test_a_shard_that_kills_every_worker_it_runs_on_is_named(cluster: Any) -> No
 def test_a_worker_that_dies_once_costs_no_result(cluster: Any, tmp_path: Path) -> None:
     client = distributed.Client(cluster, set_as_default=False)
     with DaskExecutor(client, "dask") as executor:
-        session = executor.open(_DiesOnce(str(tmp_path / "died")))
+        session = executor.open(DiesOnce(str(tmp_path / "died")))
         futures = [session.submit(shard) for shard in range(8)]
         assert [future.result(timeout=120) for future in futures] == [
             shard * 10 for shard in range(8)
@@ -295,20 +281,6 @@ def test_scenarios_whose_agent_is_a_file_score_in_fresh_worker_processes(
     assert seen == alone and many.counts == one.counts and many.warnings == one.warnings
 
 
-@dataclasses.dataclass(frozen=True)
-class _DiesOnSlice:
-    """The eval-traces job, but its worker process dies on the slice from ``line`` (as the
-    out-of-memory killer would end it there), however often it is tried."""
-
-    job: Any
-    line: int
-
-    def __call__(self, part: Any, channel: Any) -> Any:
-        if part.first_line == self.line:
-            os._exit(1)
-        return self.job(part, channel)
-
-
 def test_a_worker_dying_mid_run_names_the_slice_and_loses_no_trace(
     cluster: Any,
     tmp_path: Path,
@@ -326,7 +298,7 @@ def test_a_worker_dying_mid_run_names_the_slice_and_loses_no_trace(
     one = _reports(traces, suite, tmp_path / "one", "--workers", "1")
     opened = DaskExecutor.open
     monkeypatch.setattr(
-        DaskExecutor, "open", lambda self, job: opened(self, _DiesOnSlice(job, poison))
+        DaskExecutor, "open", lambda self, job: opened(self, DiesOnSlice(job, poison))
     )
     capsys.readouterr()
     on_dask = _reports(traces, suite, tmp_path / "dask", "--executor", _url(cluster))

@@ -40,7 +40,7 @@ offending value), not only in the message::
      ├── WorkerLost             a worker process died with a shard in hand (.shard); not a
      │                          ValueError
      └── ExecutorError          ``--executor``: a malformed URL, a scheduler that does not
-                                answer, Dask not installed (.url)
+                                answer or has no worker, Dask not installed (.url)
 
     Outside the tree, on purpose:
      ├── tracing.records.InvalidToolCall   (ValueError) the capture layer's bad-call error;
@@ -373,7 +373,7 @@ class OtlpRequestError(HarnessError, ValueError):
 
 class ExecutorError(HarnessError):
     """An ``--executor`` that cannot run: a malformed URL, a scheduler that does not answer in
-    time, Dask not installed (harness/parallel/dask.py)."""
+    time or has no worker, Dask not installed (harness/parallel/dask.py)."""
 
     brief = True
 

@@ -102,6 +102,7 @@ clean:
 # suites named here need only the base dependencies (the others need `langchain` v1), and
 # tests/tracing/test_parity.py is left out: the instrumentors at the dev group's floors record
 # nothing on langchain-core 1.x, and one of them needs opentelemetry 1.43, far above the base floor.
+# The `[dask]` extra is installed too: the Dask executor's tests run on its floor's LocalCluster.
 # `make test-lowest LOWEST_PYTHON=python3.10` checks the floors of the oldest Python we support.
 # The venv is kept while what it is made of stays the same: [project] (dependencies, extras),
 # the test tools' floors, the scripts and entry points, and the Python (LOWEST_STAMP holds their
@@ -120,7 +121,8 @@ LOWEST_SUITES   := scenarios/travel.yaml scenarios/orders.yaml scenarios/calcula
 LOWEST_TESTS    := tests/tracing/langchain/test_recorder.py tests/tracing/otel/test_span_emitter.py \
 	tests/tracing/otel/test_span_exporter.py tests/tracing/test_capture_concurrency.py \
 	tests/tracing/test_records.py tests/harness/run/test_demo_agents.py \
-	tests/harness/run/test_runner.py tests/harness/online/test_processor.py
+	tests/harness/run/test_runner.py tests/harness/online/test_processor.py \
+	tests/harness/parallel/test_dask_executor.py
 
 .PHONY: test-lowest lowest-venv
 test-lowest:
@@ -142,6 +144,6 @@ lowest-venv:
 	test $$(wc -l < $(LOWEST_VENV)/test-tools.txt) -eq $(words $(subst |, ,$(LOWEST_TOOLS_RE))) || { \
 		echo "test-lowest: expected the floors of $(LOWEST_TOOLS_RE) in [dependency-groups] dev"; exit 1; }
 	$(LOWEST_VENV)/bin/uv pip install --quiet --python $(LOWEST_PY) --resolution lowest-direct \
-		-e . -r $(LOWEST_VENV)/test-tools.txt
+		-e '.[dask]' -r $(LOWEST_VENV)/test-tools.txt
 	@echo "test-lowest: $$($(LOWEST_VENV)/bin/uv pip freeze --python $(LOWEST_PY) --exclude-editable | tr '\n' ' ')"
 	echo $(or $(LOWEST_FLOORS),$$($(LOWEST_KEY))) > $(LOWEST_STAMP)

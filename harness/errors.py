@@ -37,8 +37,10 @@ offending value), not only in the message::
      │                             (.version)
      ├── OtlpRequestError       a request ``harness serve`` refuses: not OTLP, too large, an
      │                          unknown encoding (.status, the HTTP answer)
-     └── WorkerLost             a worker process died with a shard in hand (.shard); not a
-                                ValueError
+     ├── WorkerLost             a worker process died with a shard in hand (.shard); not a
+     │                          ValueError
+     └── ExecutorError          ``--executor``: a malformed URL, a scheduler that does not
+                                answer or has no worker, Dask not installed (.url)
 
     Outside the tree, on purpose:
      ├── tracing.records.InvalidToolCall   (ValueError) the capture layer's bad-call error;
@@ -74,6 +76,7 @@ __all__ = [
     "CassetteMiss",
     "ConfigError",
     "DraftError",
+    "ExecutorError",
     "ExportConfigError",
     "HarnessError",
     "MatcherError",
@@ -366,3 +369,15 @@ class OtlpRequestError(HarnessError, ValueError):
         """The HTTP status of the answer (``http.HTTPStatus``)."""
         self.reason = reason
         """What the answer's body says."""
+
+
+class ExecutorError(HarnessError):
+    """An ``--executor`` that cannot run: a malformed URL, a scheduler that does not answer in
+    time or has no worker, Dask not installed (harness/parallel/dask.py)."""
+
+    brief = True
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+        """The executor as the user gave it (``dask://HOST:PORT``, ``dask``)."""

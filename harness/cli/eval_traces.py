@@ -137,7 +137,6 @@ def _score(
     ``--scenario`` that scores every trace; ``chosen``: the ids of the ``-k`` selection (None:
     every scenario); ``policy``: the ``--rules`` pass, fed the same reading of each trace.
     """
-    from harness.parallel import LocalPool, default_workers
     from harness.parallel.traces import evaluate_traces_in_workers
     from harness.report.base import ReportFeed
     from harness.traces.evaluate import KEPT_RESULTS, evaluate_traces
@@ -145,7 +144,12 @@ def _score(
     def selected(scenario: Any) -> bool:
         return chosen is None or id(scenario) in chosen
 
+    # --emit-otel sends from this process: the workers only return counts
     emitting = policy is not None and policy.progress is not None
+    files = all(isinstance(item, str) for item in inputs)  # else stdin, --logs, --from
+    executor = _executor(args, err, emitting) if files else None
+    if executor is False:
+        return EXIT_CONFIG
     unreadable: list[Any] = []
     # the JSON and JUnit reports stream every result; the console and HTML keep the sample
     rows = None if args.verbose else _MAX_TRACE_ROWS
@@ -160,12 +164,11 @@ def _score(
     )
     try:
         with collector_for_a_command():
-            if all(isinstance(item, str) for item in inputs):  # files: cut for the pool
+            if executor is not None:  # files: cut for the workers
                 result = evaluate_traces_in_workers(
                     inputs,
                     scenarios,
-                    # --emit-otel sends from this process: the workers only return counts
-                    executor=LocalPool(1 if emitting else (args.workers or default_workers())),
+                    executor=executor,
                     only=only,
                     selected=selected,
                     progress=feed.add,
@@ -187,6 +190,9 @@ def _score(
     except BaseException:
         feed.abort()
         raise
+    finally:
+        if executor is not None and hasattr(executor, "close"):
+            executor.close()  # a Dask client, and the local cluster it started
     print_written(feed.close(result), out)
     if result.interrupted:
         return EXIT_INTERRUPTED
@@ -196,3 +202,27 @@ def _score(
         return EXIT_FAILED
     # an unreadable line may have held a failing trace: do not call the run clean
     return EXIT_OK if result.ok and not unreadable else EXIT_FAILED
+
+
+def _executor(args: argparse.Namespace, err: Console, emitting: bool) -> Any:
+    """The ``--executor`` the ``--workers`` run on, or False after printing why it cannot.
+
+    ``emitting``: ``--emit-otel`` sends from this process, so the local pool is one process.
+    """
+    from harness.errors import ExecutorError
+    from harness.parallel import LocalPool, default_workers
+
+    workers = args.workers or default_workers()
+    if emitting:
+        return LocalPool(1)
+    if args.executor == "local":
+        return LocalPool(workers)
+    from harness.parallel.dask import DaskExecutor  # distributed only when asked for
+
+    try:
+        if args.executor == "dask":
+            return DaskExecutor.local(workers)
+        return DaskExecutor.connect(args.executor)
+    except ExecutorError as exc:
+        err.print(str(exc), style="bold red", markup=False, highlight=False, soft_wrap=True)
+        return False

@@ -259,6 +259,14 @@ def _eval_traces_parser(commands: Subcommands) -> argparse.ArgumentParser:
         help="score in N processes, each taking a part of the input (default: the number of "
         "cores); the results and reports are the same as with --workers 1",
     )
+    evaluate.add_argument(
+        "--executor",
+        default="local",
+        metavar="WHERE",
+        help="where the --workers run: local (processes here, the default), dask (a local Dask "
+        "cluster of --workers processes) or dask://HOST:PORT (a running Dask scheduler; the "
+        "files must be readable there); needs toolcall-harness[dask] (docs/scale.md)",
+    )
     _report_arguments(evaluate)
     return evaluate
 

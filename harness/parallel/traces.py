@@ -24,6 +24,7 @@ slice size, not by the file.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import time
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.metrics.base import Score
 from harness.parallel.executor import Channel, Executor, WorkerLost, in_order
-from harness.parallel.local import stops_forwarded
+from harness.parallel.local import LocalPool, stops_forwarded
 from harness.parallel.shards import (
     fixed_sizes,
     iter_slices,
@@ -231,8 +232,10 @@ def evaluate_traces_in_workers(
     workers = executor.workers
     sizes = shrinking_sizes(workers) if slice_bytes is None else fixed_sizes(slice_bytes)
     parts = iter_slices(paths, sizes)
-    first = list(itertools.islice(parts, 2)) if workers > 1 else []
-    if len(first) <= 1:  # one worker, or one slice: no cut to number, nothing to send
+    # one local worker is this process; a cluster of one still takes the work off this machine
+    alone = workers <= 1 and isinstance(executor, LocalPool)
+    first = [] if alone else list(itertools.islice(parts, 2))
+    if len(first) <= 1:  # one worker here, or one slice: no cut to number, nothing to send
         return evaluate_traces(
             paths,
             scenarios,
@@ -250,7 +253,7 @@ def evaluate_traces_in_workers(
         from harness.policies.run import PolicyJob
 
         policies = PolicyJob.like(policy.report)
-    job = ScoreSlice(tuple(scenarios), only, kept, policies)
+    job = _scoring_only(ScoreSlice(tuple(scenarios), only, kept, policies))
     errors = [] if errors is None else errors
     first_error = len(errors)
     merge = _Merge(ResultSample(keep), progress, errors, policy)
@@ -259,10 +262,11 @@ def evaluate_traces_in_workers(
     def output(part: FileSlice, future: Future[SliceOutput]) -> SliceOutput:
         try:
             return future.result()
-        except WorkerLost:
+        except WorkerLost as exc:
             # a worker was killed (the out-of-memory killer, a signal): score the slice here
-            if not lost:
-                lost.append(_lost(part))
+            local = isinstance(executor, LocalPool)
+            if not lost or not local:  # a cluster loses one task at a time: name each
+                lost.append(_lost(part, exc, local))
             return job(part)
 
     session = executor.open(job)
@@ -393,9 +397,31 @@ def _unfinished(result: ScenarioResult) -> bool:
     return result.source is not None and result.source.endswith(":0")
 
 
-def _lost(part: FileSlice) -> str:
+def _lost(part: FileSlice, error: WorkerLost, local: bool) -> str:
+    where = f"{part.path} (from line {part.first_line})"
+    if not local:  # a cluster goes on: this slice alone came back without its results
+        return f"{error}; that slice was scored in this process instead, with the same results"
     return (
         f"a --workers process ended abruptly (killed by a signal or the out-of-memory killer) "
-        f"while {part.path} was being scored (from line {part.first_line}); the slices it had "
+        f"while {where} was being scored; the slices it had "
         "not sent back were scored in this process instead, with the same results"
     )
+
+
+def _scoring_only(job: ScoreSlice) -> ScoreSlice:
+    """``job`` with its scenarios as eval-traces loads them: no agent factory, no model.
+
+    Scoring reads neither, and a factory loaded from a file (``agent: agent.py:build``) lives
+    in a module that only the parent has, so a worker in a fresh process could not unpickle it.
+    """
+    from harness.scenarios.agents import named_agent
+
+    plain: dict[int, Scenario] = {}
+    for scenario in (*job.scenarios, *(job.kept or ()), *((job.only,) if job.only else ())):
+        plain.setdefault(
+            id(scenario),
+            dataclasses.replace(scenario, agent=named_agent(scenario.agent.spec), model=None),
+        )
+    kept = None if job.kept is None else tuple(plain[id(s)] for s in job.kept)
+    only = None if job.only is None else plain[id(job.only)]
+    return ScoreSlice(tuple(plain[id(s)] for s in job.scenarios), only, kept, job.policies)

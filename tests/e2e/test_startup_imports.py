@@ -19,6 +19,8 @@ from tests.support.eval_golden import GOLDEN, SUITE
 from tests.support.paths import AGENT_FILE
 
 LANGCHAIN = ("langchain", "langchain_core", "langgraph", "langsmith")
+DASK = ("dask", "distributed")
+"""Only ``--executor dask`` imports them (the ``[dask]`` extra; harness/parallel/dask.py)."""
 
 # Runs one command as the console script does and writes what it imported to argv[1].
 _DRIVER = """
@@ -74,6 +76,7 @@ def test_a_command_that_builds_no_model_imports_no_langchain(
     code, imported = _imports(argv, tmp_path)
     assert code == 0
     assert sorted(imported & set(LANGCHAIN)) == []
+    assert sorted(imported & set(DASK)) == []
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
@@ -89,6 +92,7 @@ def test_eval_traces_scores_a_trace_file_without_langchain(
     assert scored["counts"] == golden["counts"]  # every trace was really scored
     assert code == 1  # the golden file holds failures
     assert sorted(imported & set(LANGCHAIN)) == []
+    assert sorted(imported & set(DASK)) == []  # the local pool
 
 
 def test_eval_traces_scores_where_the_agent_is_not_installed(tmp_path: Path) -> None:

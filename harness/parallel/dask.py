@@ -1,10 +1,10 @@
 """The executor on a Dask cluster: ``harness eval-traces --executor dask[://HOST:PORT]``.
 
 :class:`DaskExecutor` implements the executor interface (:mod:`harness.parallel.executor`) over
-a ``distributed.Client``: the job is scattered to every worker once, each shard is one task
-``job(shard, channel)``, and each task's Dask future is relayed to a standard
-:class:`concurrent.futures.Future`, so :func:`~harness.parallel.executor.in_order` and the
-eval-traces merge (:mod:`harness.parallel.traces`) are the same code as for the local pool.
+a ``distributed.Client``: each shard is one task ``job(shard, channel)``, and each task's Dask
+future is relayed to a standard :class:`concurrent.futures.Future`, so
+:func:`~harness.parallel.executor.in_order` and the eval-traces merge
+(:mod:`harness.parallel.traces`) are the same code as for the local pool.
 
 What a cluster does differently from the forked pool:
 
@@ -20,6 +20,9 @@ What a cluster does differently from the forked pool:
 - no messages cross from the workers (:meth:`DaskSession.receive` waits and gives None; a job
   that calls :meth:`Channel.send` gets :class:`RuntimeError`), and :meth:`DaskSession.halt`
   stops only new submissions from this process: ``harness run -n`` keeps the local pool;
+- a cluster left with no worker (all gone, none restarted) or a scheduler that stops answering
+  would leave the tasks waiting for ever: after :data:`NO_WORKER_SECONDS` of that, every task
+  not done gives :class:`WorkerLost` and the caller scores its shard itself;
 - the workers read the input files by the paths the parent gives, so on a cluster of several
   machines the files must be on storage they share (docs/scale.md).
 
@@ -28,17 +31,26 @@ What a cluster does differently from the forked pool:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import pickle
 import re
 import threading
-from concurrent.futures import Future, wait
+import time
+from concurrent.futures import Future, InvalidStateError, wait
 from typing import Any, Generic, TypeVar
 
 from harness.errors import ExecutorError
 from harness.parallel.executor import Job, WorkerLost
 
-__all__ = ["CONNECT_SECONDS", "FETCH_SECONDS", "DaskExecutor", "DaskSession", "scheduler_address"]
+__all__ = [
+    "CONNECT_SECONDS",
+    "FETCH_SECONDS",
+    "NO_WORKER_SECONDS",
+    "DaskExecutor",
+    "DaskSession",
+    "scheduler_address",
+]
 
 S = TypeVar("S")
 R = TypeVar("R")
@@ -49,6 +61,9 @@ CONNECT_SECONDS = 10.0
 """How long to wait for a scheduler to answer before giving up on it."""
 FETCH_SECONDS = 120.0
 """How long fetching a finished task's result (a slice's results, about a megabyte) may take."""
+NO_WORKER_SECONDS = 60.0
+"""How long tasks may wait on a cluster with no worker, or a scheduler that does not answer."""
+_WATCH_SECONDS = 2.0
 
 _URL = re.compile(r"dask://(?P<host>\[[0-9a-fA-F:]+\]|[^:/\s]+):(?P<port>[0-9]{1,5})/?")
 
@@ -221,16 +236,45 @@ class DaskSession(Generic[S, R]):
         # cannot import fails here, in the parent, not in every worker.
         self._packed = pickle.dumps(job, pickle.HIGHEST_PROTOCOL)
         self._digest = hashlib.sha256(self._packed).hexdigest()
-        self._tasks: list[tuple[Any, Future[R]]] = []
+        self._tasks: list[tuple[Any, Future[R], S]] = []
         self._halted = threading.Event()
+        self._closed = threading.Event()
+        self._watch: threading.Thread | None = None
 
     def submit(self, shard: S) -> Future[R]:
         """Start ``shard`` as a task (see the Session protocol)."""
         future: Future[R] = Future()
         task = self._client.submit(_call, self._digest, self._packed, shard, pure=False)
-        self._tasks.append((task, future))
+        self._tasks.append((task, future, shard))
         task.add_done_callback(lambda done: _relay(done, future, shard, self._executor.url))
+        if self._watch is None:
+            self._watch = threading.Thread(target=self._watch_workers, daemon=True)
+            self._watch.name = "harness-dask-watch"
+            self._watch.start()
         return future
+
+    def _watch_workers(self) -> None:
+        """Give up on the tasks not done once the cluster had no worker, or its scheduler did
+        not answer, for :data:`NO_WORKER_SECONDS` (else they would wait for ever)."""
+        since: float | None = None
+        while not self._closed.wait(_WATCH_SECONDS):
+            try:
+                workers = len(self._client.nthreads(callback_timeout=CONNECT_SECONDS))
+                why = "the cluster had no worker"
+            except Exception:  # the scheduler went away or does not answer
+                workers, why = 0, "the Dask scheduler did not answer"
+            if workers:
+                since = None
+                continue
+            now = time.monotonic()
+            since = now if since is None else since
+            if now - since < NO_WORKER_SECONDS:
+                continue
+            for _, future, shard in list(self._tasks):
+                if not future.done():
+                    why_lost = f"{why} for {NO_WORKER_SECONDS:g}s"
+                    lost = _lost(shard, self._executor.url, why_lost, None)
+                    _settle(future, lost)
 
     def receive(self, timeout: float) -> Any | None:
         """None after ``timeout`` seconds: no messages cross from Dask workers."""
@@ -247,11 +291,15 @@ class DaskSession(Generic[S, R]):
 
     def close(self, *, cancel: bool = False) -> None:
         """Wait for the tasks (``cancel``: cancel those not done)."""
-        tasks, self._tasks = self._tasks, []
-        if cancel:
-            self._client.cancel([task for task, _ in tasks if not task.done()])
-        else:
-            wait([relayed for _, relayed in tasks])
+        tasks = list(self._tasks)
+        try:
+            if cancel:
+                self._client.cancel([task for task, _, _ in tasks if not task.done()])
+            else:  # the watch gives up on tasks that can never end
+                wait([relayed for _, relayed, _ in tasks])
+        finally:
+            self._closed.set()
+            self._tasks = []
 
 
 def _relay(done: Any, future: Future[Any], shard: Any, url: str) -> None:
@@ -281,6 +329,12 @@ def _relay(done: Any, future: Future[Any], shard: Any, url: str) -> None:
     elif error is None:  # lost with the scheduler: its status says no more
         future.set_exception(_lost(shard, url, f"its task was {done.status}", None))
     else:
+        future.set_exception(error)
+
+
+def _settle(future: Future[Any], error: BaseException) -> None:
+    """Fail ``future`` unless Dask's callback settled it first."""
+    with contextlib.suppress(InvalidStateError):
         future.set_exception(error)
 
 

@@ -7,11 +7,9 @@ whose worker died gives :class:`WorkerLost`, so the caller decides how to redo i
 runs, its job may :meth:`~Channel.send` the parent messages (``harness run -n`` streams each
 scenario's start and result that way) and ask whether the run was :meth:`~Channel.halted`.
 
-:class:`~harness.parallel.local.LocalPool` is the implementation on this machine (forked
-processes). A second one over a Dask ``distributed.Client`` needs: ``submit`` as
-``client.submit(job, shard, channel)`` with the futures' ``KilledWorker`` turned into
-:class:`WorkerLost`, a channel over a ``distributed.Queue`` and ``Event``, and a job that
-pickles (the eval-traces job is plain data: :class:`~harness.parallel.traces.ScoreSlice`).
+:class:`~harness.parallel.local.LocalPool` runs on this machine (forked processes, the default);
+:class:`~harness.parallel.dask.DaskExecutor` on a Dask cluster (``--executor dask``; each task
+carries the pickled job, a killed worker's task gives :class:`WorkerLost`, no messages cross).
 See docs/architecture.md, "Processes".
 """
 

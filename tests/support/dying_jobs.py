@@ -47,3 +47,11 @@ class DiesOnSlice:
         if part.first_line == self.line:
             os._exit(1)
         return self.job(part, channel)
+
+
+def sleeps(shard: int, channel: Any) -> int:
+    """A job that takes ``shard`` seconds (a worker can be taken away from it meanwhile)."""
+    import time
+
+    time.sleep(shard)
+    return shard

@@ -35,7 +35,7 @@ from harness.run.results import ScenarioResult  # noqa: E402
 from harness.scenarios import iter_scenarios, load_paths  # noqa: E402
 from harness.traces.evaluate import evaluate_traces  # noqa: E402
 from tests.harness.parallel.test_eval_traces_workers import _lines, _suite, _unclocked  # noqa: E402
-from tests.support.dying_jobs import DiesOnce, DiesOnSlice, times_ten  # noqa: E402
+from tests.support.dying_jobs import DiesOnce, DiesOnSlice, sleeps, times_ten  # noqa: E402
 from tests.support.paths import ROOT  # noqa: E402
 
 
@@ -320,3 +320,37 @@ def test_a_worker_dying_mid_run_names_the_slice_and_loses_no_trace(
     assert {**report, **same} == {**expected, **same}
     assert report["scenarios"] and report["counts"] == expected["counts"]
     cluster.wait_for_workers(2, timeout=60)
+
+
+def test_tasks_on_a_cluster_left_without_workers_are_given_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # every worker gone and none restarted: the tasks would wait for ever; the watch gives
+    # each up as WorkerLost (the caller then scores its shard itself)
+    import harness.parallel.dask as dask_executor
+
+    monkeypatch.setattr(dask_executor, "NO_WORKER_SECONDS", 2.0)
+    monkeypatch.setattr(dask_executor, "_WATCH_SECONDS", 0.2)
+    local = distributed.LocalCluster(
+        n_workers=1,
+        processes=True,
+        threads_per_worker=1,
+        dashboard_address=":0",
+        scheduler_kwargs={"dashboard": False},
+        host="127.0.0.1",
+    )
+    try:
+        with DaskExecutor.connect(_url(local)) as executor:
+            session = executor.open(sleeps)
+            future = session.submit(30)
+            time.sleep(1.0)
+            local.scale(0)
+            began = time.monotonic()
+            with pytest.raises(WorkerLost) as lost:
+                future.result(timeout=60)
+            assert time.monotonic() - began < 30  # not the task's 30 s: it never ran again
+            assert lost.value.shard == 30
+            assert "the cluster had no worker for 2s" in str(lost.value)
+            session.close()
+    finally:
+        local.close()

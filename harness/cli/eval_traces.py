@@ -60,7 +60,7 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
         if policies is None:
             return EXIT_CONFIG
         if not args.scenarios:
-            return _policies(args, policies, inputs, redactor, out, err)
+            return _policies_alone(args, policies, inputs, redactor, out, err)
     suites = load_suites(args.scenarios, err, args.verbose, runnable=False)
     if suites is None:
         return EXIT_CONFIG
@@ -117,6 +117,29 @@ def _policies(
     from harness.policies.console import score_policies
 
     return score_policies(args, policies, inputs, redactor, out, err, scored=scored)
+
+
+def _policies_alone(
+    args: argparse.Namespace,
+    policies: Any,
+    inputs: list[Any],
+    redactor: Redactor,
+    out: Console,
+    err: Console,
+) -> int:
+    """``--rules`` without ``--scenarios``: trace files on the ``--workers`` / ``--executor``,
+    as the scenario pass does; the exit code."""
+    from harness.policies.console import score_policies
+
+    files = all(isinstance(item, str) for item in inputs)  # else stdin, --logs, --from
+    executor = _executor(args, err, bool(args.emit_otel)) if files else None
+    if executor is False:
+        return EXIT_CONFIG
+    try:
+        return score_policies(args, policies, inputs, redactor, out, err, executor=executor)
+    finally:
+        if executor is not None and hasattr(executor, "close"):
+            executor.close()  # a Dask client, and the local cluster it started
 
 
 def _score(

@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -40,6 +40,9 @@ from harness.policies.stats import figure_rows
 from harness.redaction import Redactor
 from harness.report.files import atomic_output
 from harness.text import plural
+
+if TYPE_CHECKING:
+    from harness.parallel.executor import Executor
 
 __all__ = ["load_or_print", "policy_pass", "print_report", "score_policies", "write_json"]
 
@@ -85,14 +88,15 @@ def score_policies(
     err: Console,
     *,
     scored: PolicyPass | None = None,
+    executor: Executor | None = None,
 ) -> int:
     """``eval-traces --rules``: score ``inputs`` (paths and sources of :func:`tracing.otlp.
     inputs.trace_inputs`), report, and return the exit code.
 
     ``scored``: the pass the scenario reading fed (each trace read once); the scenario reports
     were written already, and the JSON and Markdown files get the policy part added to them.
+    ``executor``: where trace files are scored (None: in this process).
     """
-    from harness.parallel import default_workers
     from harness.report.github import github_enabled
 
     beside_scenarios = scored is not None
@@ -105,14 +109,13 @@ def score_policies(
         )
     if scored is None:
         emitter = _emitter(args, redactor)
-        workers = args.workers or default_workers()
-        # files: cut for the pool, as with --scenarios; standard input, --logs, --from and
-        # --emit-otel (it sends from this process) are read here
-        if emitter is None and workers > 1 and all(isinstance(item, str) for item in inputs):
+        # files: cut for the executor, as with --scenarios; standard input, --logs, --from and
+        # --emit-otel (it sends from this process) are read here (no executor)
+        if executor is not None and emitter is None:
             report = evaluate_policies_in_workers(
-                inputs,
+                [str(item) for item in inputs],
                 policies,
-                workers=workers,
+                executor=executor,
                 examples=args.examples,
                 redactor=redactor,
                 per_trace=args.per_trace,

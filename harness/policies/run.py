@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.policies.policy import Policy
 from harness.policies.report import DEFAULT_EXAMPLES, PolicyReport
@@ -26,6 +27,9 @@ from tracing.otel.trace_run import TraceRun, trace_run
 from tracing.otlp.file_format import FileSlice
 from tracing.otlp.reader import OtlpJsonError, OtlpJsonReader, OtlpTrace
 from tracing.otlp.sources import SpanSource, readable
+
+if TYPE_CHECKING:
+    from harness.parallel.executor import Executor
 
 __all__ = [
     "PolicyJob",
@@ -158,31 +162,32 @@ def evaluate_policies_in_workers(
     paths: Sequence[str],
     policies: Sequence[Policy],
     *,
-    workers: int,
+    executor: Executor,
     examples: int = DEFAULT_EXAMPLES,
     redactor: Redactor | None = None,
     per_trace: bool = False,
     slice_bytes: int | None = None,
 ) -> PolicyReport:
-    """:func:`evaluate_policies` of trace files on ``workers`` processes of the local pool
-    (:func:`harness.parallel.traces.evaluate_traces_in_workers`, no scenario): the same
-    report, the slices' reports merged in input order. One worker or one slice: this process.
-    ``slice_bytes``: input per slice (default: the pool's shrinking sizes)."""
+    """:func:`evaluate_policies` of trace files on ``executor`` (the local pool, a Dask
+    cluster; :func:`harness.parallel.traces.evaluate_traces_in_workers`, no scenario): the same
+    report, the slices' reports merged in input order. One local worker or one slice: this
+    process. ``slice_bytes``: input per slice (default: the pool's shrinking sizes)."""
     import itertools
 
     from harness.parallel import LocalPool
     from harness.parallel.shards import fixed_sizes, iter_slices, shrinking_sizes
     from harness.parallel.traces import evaluate_traces_in_workers
 
-    pool = LocalPool(workers)
-    sizes = shrinking_sizes(pool.workers) if slice_bytes is None else fixed_sizes(slice_bytes)
-    if pool.workers <= 1 or len(list(itertools.islice(iter_slices(paths, sizes), 2))) <= 1:
+    workers = executor.workers
+    alone = isinstance(executor, LocalPool) and workers <= 1
+    sizes = shrinking_sizes(workers) if slice_bytes is None else fixed_sizes(slice_bytes)
+    if alone or len(list(itertools.islice(iter_slices(paths, sizes), 2))) <= 1:
         return evaluate_policies(
             paths, policies, examples=examples, redactor=redactor, per_trace=per_trace
         )
     report = PolicyReport(policies, examples=examples, redactor=redactor, per_trace=per_trace)
     result = evaluate_traces_in_workers(
-        paths, (), executor=pool, keep=0, slice_bytes=slice_bytes, policy=PolicyPass(report)
+        paths, (), executor=executor, keep=0, slice_bytes=slice_bytes, policy=PolicyPass(report)
     )
     report.warnings.extend(result.warnings)  # unreadable lines and files, a lost worker
     report.interrupted = report.interrupted or result.interrupted

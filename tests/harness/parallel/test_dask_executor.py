@@ -127,6 +127,21 @@ def test_rules_beside_scenarios_give_the_one_process_policy_report(
     assert on_dask == one
 
 
+def test_rules_alone_give_the_one_process_policy_report(
+    cluster: Any, demo_traces: list[Path], tmp_path: Path
+) -> None:
+    def policy_json(folder: str, *extra: str) -> tuple[int, Any]:
+        path = tmp_path / f"{folder}.json"
+        rules = ["--rules", str(ROOT / "scenarios" / "policies.yaml"), "--json", str(path)]
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = main(["eval-traces", *map(str, demo_traces), *rules, *extra])
+        return code, json.loads(_unclocked(path.read_bytes()))
+
+    one = policy_json("one", "--workers", "1")
+    assert sum(r["violations"] for p in one[1]["policies"] for r in p["rules"]) > 0
+    assert policy_json("dask", "--executor", _url(cluster)) == one
+
+
 def test_many_slices_with_traces_across_the_cuts_give_the_one_process_reports(
     cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from harness.cli import main
+from harness.parallel import LocalPool
 from harness.parallel.shards import fixed_sizes, iter_slices
 from harness.policies import evaluate_policies, load_policies
 from harness.policies.run import evaluate_policies_in_workers
@@ -44,7 +45,7 @@ def test_the_workers_report_equals_one_process(shop: Recorded, tmp_path: Path) -
     assert len(list(iter_slices(paths, fixed_sizes(4096)))) > 4
     alone = evaluate_policies(paths, policies, examples=50, per_trace=True)
     merged = evaluate_policies_in_workers(
-        paths, policies, workers=2, examples=50, per_trace=True, slice_bytes=4096
+        paths, policies, executor=LocalPool(2), examples=50, per_trace=True, slice_bytes=4096
     )
     assert merged.to_json() == alone.to_json()
     assert merged.traces == 2 * len(shop.tools)

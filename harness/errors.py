@@ -40,7 +40,8 @@ offending value), not only in the message::
      ├── WorkerLost             a worker process died with a shard in hand (.shard); not a
      │                          ValueError
      └── ExecutorError          ``--executor``: a malformed URL, a scheduler that does not
-                                answer or has no worker, Dask not installed (.url)
+                                answer or has no worker, Dask not installed (.url); not a
+                                ValueError
 
     Outside the tree, on purpose:
      ├── tracing.records.InvalidToolCall   (ValueError) the capture layer's bad-call error;

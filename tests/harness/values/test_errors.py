@@ -59,7 +59,7 @@ def test_every_harness_error_class_is_a_harness_error_defined_in_errors() -> Non
 
 
 # A failed provider call or a worker process that died is no fault of the input: no ValueError.
-NOT_VALUE_ERRORS = {"HarnessError", "ProviderError", "WorkerLost"}
+NOT_VALUE_ERRORS = {"HarnessError", "ProviderError", "WorkerLost", "ExecutorError"}
 
 
 def test_the_docstring_draws_every_error_and_input_errors_are_value_errors() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.cli import main
 from harness.parallel import LocalPool
 from harness.parallel.shards import iter_slices, shrinking_sizes
 from harness.parallel.traces import evaluate_traces_in_workers
@@ -40,13 +42,13 @@ def _line(spans: list[dict[str, Any]]) -> str:
     return json.dumps({"resourceSpans": [{"resource": resource, "scopeSpans": [scope]}]}) + "\n"
 
 
-def _written(seed: int, traces: int, per_line: int) -> str:
+def _written(seed: int, traces: int, per_line: int, first: int = 0) -> str:
     """``traces`` bench traces, their spans merged in a random order (each trace's own in
     order, root last), ``1..per_line`` spans a line; some rootless, some with a late span,
     an unreadable line and a bad span here and there."""
     rng = random.Random(seed)
     queues: list[list[dict[str, Any]]] = []
-    for index in range(traces):
+    for index in range(first, first + traces):
         spans = bench._trace(index)
         if rng.random() < 0.15:
             spans = spans[:-1]  # its root lives in another service
@@ -182,3 +184,56 @@ def test_a_trace_longer_than_the_lead_in_grows_the_next_lead_ins(
     one = _run([path], scenarios, policy, 1, 2_000)
     assert many[0] == one[0] and many[2] == one[2]
     assert many[0][-1][0] == slow[0]["traceId"]
+
+
+_CLOCKS = [
+    (rb'"(started_at|duration|seconds)": [0-9.e+-]+', rb'"\1": 0'),
+    (rb"in [0-9.]+ ?m?s\b", rb"in 0s"),
+    (rb"took [0-9.]+s", rb"took 0s"),
+    (rb"started [0-9-]+ [0-9:]+ UTC", rb"started 0 UTC"),
+    (rb'(time|timestamp)="[^"]*"', rb'\1="0"'),
+    (rb"[0-9.]+ traces/s", rb"0 traces/s"),
+]
+
+
+def _unclocked(data: bytes) -> bytes:
+    for pattern, replacement in _CLOCKS:
+        data = re.sub(pattern, replacement, data)
+    return data
+
+
+@pytest.mark.parametrize("layout", ["span-per-line-interleaved", "batches-interleaved"])
+def test_the_command_writes_the_one_process_reports_on_interleaved_traces(
+    layout: str,
+    setup: tuple[Path, list[Any], Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--scenarios`` and ``--rules`` together: the JSON report, the console and the policy
+    report of ``--workers 2`` are one process's byte for byte (but the clocks), on a file cut
+    into many slices inside traces, with rootless traces, late spans and a bad line."""
+    folder, _, policy = setup
+    suite = folder / "bench.yaml"
+    traces = tmp_path / f"{layout}.jsonl"
+    bench.write_layout(traces, 600, layout, 10)
+    lines = traces.read_text(encoding="utf-8").splitlines(keepends=True)
+    extra = _written(7, 40, 3, 1_000)  # rootless traces, late spans, bad spans and lines
+    traces.write_text("".join(lines[:50]) + extra + "".join(lines[50:]), encoding="utf-8")
+    monkeypatch.setattr("harness.parallel.shards.SLICE_BYTES", 40_000)
+    monkeypatch.setattr("harness.parallel.shards._MIN_SLICE_BYTES", 20_000)
+    monkeypatch.setattr("harness.parallel.shards.LEAD_IN_BYTES", 8_000)
+    assert len(list(iter_slices([traces], shrinking_sizes(2)))) > 10
+    outputs = []
+    for workers in ("1", "2"):
+        (tmp_path / workers).mkdir()
+        report = tmp_path / workers / "r.json"
+        argv = ["eval-traces", str(traces), "--scenarios", str(suite), "--rules", str(policy)]
+        code = main([*argv, "--json", str(report), "--workers", workers, "--examples", "20"])
+        console = capsys.readouterr()
+        shown = _unclocked(console.out.encode()).replace(str(report).encode(), b"REPORT")
+        outputs.append((code, _unclocked(report.read_bytes()), shown))
+    assert outputs[0][0] == 1  # failing traces, violations and unreadable lines
+    assert b"arrives after the trace was complete" in outputs[0][1]
+    assert b'"policies"' in outputs[0][1]
+    assert outputs[1] == outputs[0]

@@ -24,7 +24,10 @@ otherwise (a trace longer than the lead-in, late spans of a trace completed befo
 scored again with a lead-in from the first span of the traces open at its cut, reading only
 their spans there, and told the traces complete before it, so it reads as one process would.
 So the results, errors and policy reports are one process's, in its order, with no trace
-scored twice, and a file whose traces are always interleaved is still cut.
+scored twice, and a file whose traces are always interleaved is still cut. The parent holds
+trace ids only: those open at the cut (as one process holds those traces) and the complete ones
+the reader remembers (:data:`~tracing.otlp.reader.REMEMBERED_COMPLETE`, replayed in the same
+order, so a late span is reported, or read as a new trace, exactly when one process does).
 
 Why not partitions by trace id (N tasks over one range, each keeping the traces whose id
 hashes to it): each task still reads every line, and the parent must hold and interleave N

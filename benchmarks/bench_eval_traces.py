@@ -387,14 +387,17 @@ def _violations(report: Path) -> dict[str, int]:
     }
 
 
-def peak_rss_mb(code: str, *args: str) -> tuple[float, float, str]:
-    """Run ``code`` in a fresh interpreter; (its peak RSS in MB, seconds, its first line)."""
+def peak_rss_mb(code: str, *args: str, tree: Path | None = None) -> tuple[float, float, str]:
+    """Run ``code`` in a fresh interpreter; (its peak RSS in MB, seconds, its first line).
+
+    ``tree``: the checkout whose code it runs (default: this one).
+    """
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", code + _PEAK, *args],
         capture_output=True,
         text=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=tree or Path(__file__).resolve().parents[1],
     )
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
@@ -429,6 +432,15 @@ def main() -> None:
     parser.add_argument("--traces", type=int, nargs="+", default=[100_000, 200_000])
     parser.add_argument("--per-line", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="10,000 and 20,000 traces")
+    parser.add_argument(
+        "--only", choices=["layouts"], help="run only this part (the layouts: a quick A/B)"
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout (e.g. `git worktree add /tmp/main main`): the layouts are also "
+        "timed with its code, in the same rounds, as the 'before' columns",
+    )
     args = parser.parse_args()
     counts = [10_000, 20_000] if args.quick else args.traces
     with tempfile.TemporaryDirectory(prefix="bench-eval-traces-") as tmp:
@@ -437,6 +449,15 @@ def main() -> None:
         agent.write_text("def build(model):\n    return None\n", encoding="utf-8")
         suite = folder / "bench.yaml"
         suite.write_text(SUITE.format(agent=agent), encoding="utf-8")
+        if args.only == "layouts":
+            layouts(
+                folder,
+                suite,
+                4_000 if args.quick else THROUGHPUT_TRACES,
+                args.per_line,
+                args.baseline,
+            )
+            return
         imports, _, _ = peak_rss_mb(CHILD_BASELINE)
         print(f"imports only:                  peak RSS {imports:7.1f} MB")
         base, _, _ = peak_rss_mb(CHILD_LOADED, str(suite))
@@ -445,15 +466,17 @@ def main() -> None:
             "(what eval-traces costs before reading a trace: the loader imports langchain_core)"
         )
         throughput(folder, suite, 4_000 if args.quick else THROUGHPUT_TRACES, args.per_line)
-        layouts(folder, suite, 4_000 if args.quick else THROUGHPUT_TRACES, args.per_line)
+        layouts(
+            folder, suite, 4_000 if args.quick else THROUGHPUT_TRACES, args.per_line, args.baseline
+        )
         policy_run(folder, 10_000 if args.quick else POLICY_TRACES, args.per_line)
         for traces in counts:
             measure(folder, suite, traces, args.per_line, (imports, base))
 
 
-def _child_seconds(code: str, *args: str) -> float:
+def _child_seconds(code: str, *args: str, tree: Path | None = None) -> float:
     """Seconds one fresh child reports for its work (its second output field)."""
-    _, _, first = peak_rss_mb(code, *args)
+    _, _, first = peak_rss_mb(code, *args, tree=tree)
     return float(first.split()[1])
 
 
@@ -494,28 +517,39 @@ def throughput(folder: Path, suite: Path, traces: int, per_line: int) -> None:
     path.unlink()
 
 
-def layouts(folder: Path, suite: Path, traces: int, per_line: int) -> None:
-    """``--json`` with one process and with ``--workers 2`` on each :data:`LAYOUTS` file."""
-    print(
-        f"\nlayouts, {traces:,} traces each, --json, best of {THROUGHPUT_REPEAT // 2} rounds, "
-        f"load {_load()}"
-    )
+def layouts(
+    folder: Path, suite: Path, traces: int, per_line: int, baseline: Path | None = None
+) -> None:
+    """``--json`` with one process and with ``--workers 2`` on each :data:`LAYOUTS` file, and
+    with the ``baseline`` checkout's code too when given (every command once per round, the
+    best of the rounds kept: a slow phase of the machine falls on both sides)."""
+    rounds = max(THROUGHPUT_REPEAT - 1, 1)
+    print(f"\nlayouts, {traces:,} traces each, --json, best of {rounds} rounds, load {_load()}")
     report = folder / "report.json"
+    trees: list[tuple[str, Path | None]] = [("", None)]
+    if baseline is not None:
+        trees.insert(0, ("before: ", baseline.resolve()))
     for layout in LAYOUTS:
         path = folder / f"{layout}.json"
         write_layout(path, traces, layout, per_line)
-        best = [float("inf"), float("inf")]
-        for _ in range(max(THROUGHPUT_REPEAT // 2, 1)):
-            for index, workers in enumerate(("1", "2")):
-                args = [str(path), str(suite), str(report), "--workers", workers]
-                best[index] = min(best[index], _child_seconds(CHILD_EVAL, *args))
+        best = {(tree, workers): float("inf") for tree, _ in trees for workers in ("1", "2")}
+        for _ in range(rounds):
+            for name, tree in trees:
+                for workers in ("1", "2"):
+                    args = [str(path), str(suite), str(report), "--workers", workers]
+                    seconds = _child_seconds(CHILD_EVAL, *args, tree=tree)
+                    best[name, workers] = min(best[name, workers], seconds)
         counts, _ = json_report_summary(report)
-        print(
-            f"  {layout:<26} {os.path.getsize(path) / 1e6:4.0f} MB  1 process "
-            f"{traces / best[0]:>7,.0f} traces/s, --workers 2 {traces / best[1]:>7,.0f} traces/s: "
-            f"{best[0] / best[1]:.2f}x (never < 1; target >= {TARGET_WORKERS}); "
-            f"failed {counts['failed']:,}"
-        )
+        size = os.path.getsize(path) / 1e6
+        for name, _ in trees:
+            one, two = best[name, "1"], best[name, "2"]
+            label = f"{name}{layout}"
+            print(
+                f"  {label:<34} {size:4.0f} MB  1 process {one:5.2f} s, --workers 2 {two:5.2f} s: "
+                f"{one / two:.2f}x (never < 1; target >= {TARGET_WORKERS}); "
+                f"failed {counts['failed']:,}"
+            )
+        print(f"    load {_load()}")
         path.unlink()
 
 

@@ -3,7 +3,10 @@
 ``eval-traces`` shards are :class:`~tracing.otlp.file_format.FileSlice` s: each file, or, when
 large, runs of whole lines whose size a :data:`SliceSizes` gives (at most :data:`SLICE_BYTES`,
 shrinking towards the end of the input); the parent counts the newlines on the way, so every
-slice knows the file line it starts at; only uncompressed JSON lines files are cut. ``run -n``
+slice knows the file line it starts at; only uncompressed JSON lines files are cut. A cut falls
+at any newline, inside traces or not: each slice but a file's first has a lead-in (the lines
+before it, :class:`LeadIn`) where its worker finds the earlier spans of the traces it completes
+(harness.parallel.traces checks that it found them all). ``run -n``
 shards are contiguous ranges of positions in the selection (:func:`plan_shards`). See
 docs/architecture.md, "Processes".
 """
@@ -11,8 +14,8 @@ docs/architecture.md, "Processes".
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +24,10 @@ from tracing.otlp.sources import splits_by_line
 
 __all__ = [
     "SLICE_BYTES",
+    "LeadIn",
     "SliceSizes",
     "fixed_sizes",
     "iter_slices",
-    "joined",
-    "neighbours",
     "plan_shards",
     "plan_slices",
     "shard_concurrency",
@@ -34,6 +36,10 @@ __all__ = [
 
 SLICE_BYTES = 8 * 1024 * 1024
 """Input per task: big enough that a task's overhead is small, small enough to stay in memory."""
+
+LEAD_IN_BYTES = 512 * 1024
+"""A slice's lead-in to start with: the spread of a trace's spans in the file (about the
+requests in flight times a trace's size) is nearly always less."""
 
 _MIN_SLICE_BYTES = 1024 * 1024
 """The smallest slice :func:`shrinking_sizes` cuts (below, a task's overhead would start to
@@ -70,13 +76,32 @@ def shrinking_sizes(workers: int) -> SliceSizes:
     return lambda left: min(SLICE_BYTES, max(_MIN_SLICE_BYTES, left // share))
 
 
-def iter_slices(paths: Iterable[str | Path], sizes: SliceSizes) -> Iterator[FileSlice]:
+@dataclass(slots=True)
+class LeadIn:
+    """How many bytes before a slice its worker reads first (:class:`FileSlice`'s lead-in).
+
+    Mutable on purpose: slices are cut as they are needed, and the parent grows it when a
+    trace began before a lead-in (harness.parallel.traces), so the next slices read enough.
+    """
+
+    size: int
+
+    @classmethod
+    def first(cls) -> LeadIn:
+        """:data:`LEAD_IN_BYTES`, to start with."""
+        return cls(LEAD_IN_BYTES)
+
+
+def iter_slices(
+    paths: Iterable[str | Path], sizes: SliceSizes, lead_in: LeadIn | None = None
+) -> Iterator[FileSlice]:
     """:func:`plan_slices` by ``sizes``, one slice at a time (the first is scored while the
     rest are cut).
 
     Only uncompressed JSON lines files are cut (the sources' detection by content,
     :func:`~tracing.otlp.sources.splits_by_line`); gzip, documents and protobuf are one slice.
     """
+    lead_in = LeadIn.first() if lead_in is None else lead_in
     paths = list(paths)
     lengths = [_length(path) for path in paths]
     left = sum(lengths)
@@ -84,7 +109,7 @@ def iter_slices(paths: Iterable[str | Path], sizes: SliceSizes) -> Iterator[File
         if size <= sizes(left) or not splits_by_line(path):  # gzip, documents, protobuf: whole
             yield FileSlice(path)
         else:
-            yield from _cut(path, size, sizes, left)
+            yield from _cut(path, size, sizes, left, lead_in)
         left -= size
 
 
@@ -96,86 +121,44 @@ def _length(path: str | Path) -> int:
         return 0
 
 
-def _cut(path: str | Path, size: int, sizes: SliceSizes, left: int) -> Iterator[FileSlice]:
-    """Slices of one file, each ending at a newline no trace straddles; line numbers counted
-    on the way.
+def _cut(
+    path: str | Path, size: int, sizes: SliceSizes, left: int, lead_in: LeadIn
+) -> Iterator[FileSlice]:
+    """Slices of one file, each ending at a newline, line numbers counted on the way; each but
+    the first with a lead-in of about ``lead_in.size`` bytes (the lines before it, where the
+    traces it completes began: harness.parallel.traces).
 
-    ``left``: the input left from this file's start on, this file included. Where every line
-    near a target holds spans of a trace that also has spans across it (a trace's spans on
-    several lines, traces interleaved), the slice grows to the next target instead: a trace cut
-    in two is scored again with both slices (harness.parallel.traces), so cutting there would
-    cost more than it saves.
+    ``left``: the input left from this file's start on, this file included.
     """
     start, first_line = 0, 1
-    target = start + sizes(left - start)
     with open(path, "rb") as fp:
         while True:
-            fp.seek(target)
+            fp.seek(start + sizes(left - start))
             fp.readline()  # to the end of the line the target falls in
-            end: int | None = fp.tell()
-            if end is not None and end < size:
-                end = _clean_cut(fp, start, end)
-            if end is None:
-                target += sizes(left - target)
-                continue
+            end = fp.tell()
+            lead = _lead_in(fp, start, first_line, lead_in.size)
             if end >= size:
-                yield FileSlice(path, start, first_line, None)
+                yield FileSlice(path, start, first_line, None, *lead)
                 return
             fp.seek(start)
             count = _newlines(fp, end - start)
-            yield FileSlice(path, start, first_line, count)
+            yield FileSlice(path, start, first_line, count, *lead)
             start, first_line = end, first_line + count
-            target = start + sizes(left - start)
 
 
-_TRACE_ID = re.compile(rb'"traceId"\s*:\s*"([^"]*)"')
-"""A span's trace id in an OTLP JSON line (what the planner scans near a cut; the reader,
-not this, decides what a line holds)."""
-
-_WINDOW = 256 * 1024
-"""Bytes looked at on each side of a cut for a newline no trace straddles."""
-
-
-def _clean_cut(fp: Any, start: int, end: int) -> int | None:
-    """The first newline from ``end`` on (at most half a :data:`_WINDOW` further) with no trace
-    id seen on both sides of it within :data:`_WINDOW`; None when there is none.
-
-    Lines without a ``traceId`` (another format) never hold a cut back.
-    """
-    low = max(start, end - _WINDOW)
+def _lead_in(fp: Any, start: int, first_line: int, size: int) -> tuple[int | None, int]:
+    """(byte, line) where the lead-in of a slice at ``start`` begins: the first line that
+    starts at most ``size`` bytes before it; (None, 1) when there is none."""
+    if not start or size <= 0:
+        return None, 1
+    low = max(0, start - size)
     fp.seek(low)
-    block = fp.read(end + _WINDOW - low)
-    lines = block.split(b"\n")
-    lines.pop()  # a line the window cut off, or the nothing after its last newline
-    if low > start and lines:
-        low += len(lines.pop(0)) + 1  # (it may also be cut off at the front)
-    if len(lines) < 2:
-        return end  # lines longer than the window: cut where the target fell, as ever
-    # each trace id's first and last line in the window; a boundary between lines b-1 and b is
-    # clean when no id has first < b <= last
-    first: dict[bytes, int] = {}
-    last: dict[bytes, int] = {}
-    offsets: list[int] = []
-    offset = low
-    for number, line in enumerate(lines):
-        offset += len(line) + 1
-        offsets.append(offset)  # where the line after this one begins
-        for trace_id in _TRACE_ID.findall(line):
-            first.setdefault(trace_id, number)
-            last[trace_id] = number
-    crossing = [0] * (len(lines) + 1)
-    for trace_id, begin in first.items():
-        crossing[begin + 1] += 1
-        crossing[last[trace_id] + 1] -= 1
-    open_ids = 0
-    for number in range(len(lines) - 1):  # the boundary after line ``number``
-        open_ids += crossing[number + 1]
-        cut = offsets[number]
-        if cut > end + _WINDOW // 2:
-            return None  # too near the window's edge to know
-        if cut >= end and not open_ids:
-            return cut
-    return None
+    if low:
+        fp.readline()  # to the start of the next whole line
+    begin = fp.tell()
+    if begin >= start:
+        return None, 1  # one line longer than the lead-in: none
+    return begin, first_line - _newlines(fp, start - begin)
 
 
 def _newlines(fp: Any, length: int) -> int:
@@ -188,23 +171,6 @@ def _newlines(fp: Any, length: int) -> int:
         count += block.count(b"\n")
         length -= len(block)
     return count
-
-
-def joined(first: FileSlice, second: FileSlice) -> FileSlice:
-    """Two neighbouring slices of one file as one."""
-    count = None
-    if first.line_count is not None and second.line_count is not None:
-        count = first.line_count + second.line_count
-    return FileSlice(first.path, first.start, first.first_line, count)
-
-
-def neighbours(first: FileSlice, second: FileSlice) -> bool:
-    """Does ``second`` start on the line after ``first`` ends, in the same file?"""
-    return (
-        os.fspath(first.path) == os.fspath(second.path)
-        and first.line_count is not None
-        and first.first_line + first.line_count == second.first_line
-    )
 
 
 def plan_shards(count: int, workers: int) -> list[range]:

@@ -8,13 +8,31 @@ process would, so the reporters are fed in the parent, from one thread, with the
 one-process feed builds (masked and scrubbed there: a secret seen in one slice is scrubbed out
 of every later one). See docs/architecture.md, "Processes".
 
-Where the slices meet, the parent mends what one process reads differently:
+Where the slices meet: a cut falls at any newline, so a trace's spans may sit on both sides of
+it (a batching exporter, or concurrent requests, write traces interleaved). Each slice owns the
+traces it *completes* (their root comes last: exporters write a span when it ends), and the
+trace whose root never comes is the last slice's (one process reports it at the end of the
+file). Its worker first reads a lead-in, the lines before the slice
+(:class:`~harness.parallel.shards.LeadIn`), only to gather the earlier spans of those traces:
+traces completed there, and what cannot be read there, are the slice before's. Each worker
+lists every trace it handed out with the line of its first span (``SliceOutput.ledger``), and
+the parent, taking slices in input order, keeps what one process would know at the cut: the
+traces open there with the line of their first span, and the traces already complete. A slice
+is taken as it is when its worker saw every trace it completes from its first span on, took no
+span of a completed trace for a new trace, and (the last slice) saw every trace still open;
+otherwise (a trace longer than the lead-in, late spans of a trace completed before it) it is
+scored again with a lead-in from the first span of the traces open at its cut, reading only
+their spans there, and told the traces complete before it, so it reads as one process would.
+So the results, errors and policy reports are one process's, in its order, with no trace
+scored twice, and a file whose traces are always interleaved is still cut. The parent holds
+trace ids only: those open at the cut (as one process holds those traces) and the complete ones
+the reader remembers (:data:`~tracing.otlp.reader.REMEMBERED_COMPLETE`, replayed in the same
+order, so a late span is reported, or read as a new trace, exactly when one process does).
 
-- a trace whose spans straddle a cut (a batching exporter split it over lines on both sides)
-  shows up in both slices under one trace id: two such neighbours are scored again as one slice;
-- a trace whose root never came is complete only at the end of its slice (the reader's line 0):
-  one process reports it at the end of the file, after the slices that follow;
-- spans of a trace an earlier slice completed are skipped with a warning, as one process does.
+Why not partitions by trace id (N tasks over one range, each keeping the traces whose id
+hashes to it): each task still reads every line, and the parent must hold and interleave N
+whole streams of results to restore one process's order; the lead-in costs a few hundred
+kilobytes read twice per slice.
 
 A worker that dies (a signal, the out-of-memory killer) breaks the local pool: each slice not
 sent back yet, and every later one, is then scored in the parent, still in order, and one
@@ -24,11 +42,11 @@ slice size, not by the file.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
-import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,16 +56,17 @@ from harness.metrics.base import Score
 from harness.parallel.executor import Channel, Executor, WorkerLost, in_order
 from harness.parallel.local import LocalPool, stops_forwarded
 from harness.parallel.shards import (
+    SLICE_BYTES,
+    LeadIn,
     fixed_sizes,
     iter_slices,
-    joined,
-    neighbours,
     shrinking_sizes,
 )
 from harness.run.results import CheckResult, ResultSample, RunResult, ScenarioResult, SuiteResult
 from harness.scenarios import Scenario
 from harness.traces.evaluate import KEPT_RESULTS, evaluate_traces, traces_result
 from tracing.otlp.file_format import FileSlice, OtlpJsonError
+from tracing.otlp.reader import REMEMBERED_COMPLETE, OtlpTrace, RecentTraces
 
 if TYPE_CHECKING:
     from harness.policies.report import PolicyReport
@@ -127,6 +146,11 @@ def full(entry: Entry) -> ScenarioResult:
     )
 
 
+Ledger = tuple[tuple[str, int, int], ...]
+"""``(trace id, line of its first span, line that completed it)`` of every trace a worker's
+reader handed out, in that order (line 0: still open at the slice's end)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SliceOutput:
     """One slice's results in file order (:data:`Entry`), and what its reading reported."""
@@ -140,16 +164,8 @@ class SliceOutput:
     interrupted: bool
     policy: PolicyReport | None = None
     """The slice's ``--rules`` report (the traces it completed), merged by the parent."""
-    policy_tail: tuple[TailRun, ...] = ()
-    """Runs complete only at the slice's end: the parent scores them where one process would."""
-
-    policy_ids: frozenset[str] = frozenset()
-    """``--rules`` alone (no scenario results): the trace ids the policy pass read."""
-
-    def trace_ids(self) -> set[str | None]:
-        """The trace ids of the results (how a trace cut in two is recognised)."""
-        ids = {e.trace_id if isinstance(e, ScenarioResult) else e[3] for e in self.entries}
-        return (ids | self.policy_ids) - {None}
+    ledger: Ledger = ()
+    """What the parent checks the slice against (:data:`Ledger`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,24 +183,38 @@ class ScoreSlice:
     policies: PolicyJob | None = None
 
     def __call__(self, part: FileSlice, channel: Channel | None = None) -> SliceOutput:
-        """The slice's results, every one of them (none is sampled away here)."""
-        if not self.scenarios and self.policies is not None:  # --rules alone: no scenarios
-            r = self.policies.read_slice(part)
-            return SliceOutput(
-                part, [], [], r.errors, 0, r.interrupted, r.report, r.tail, r.trace_ids
-            )
+        """The slice's results, every one of them (none is sampled away here).
+
+        A trace still open at the end of a slice that stops before the end of its file is
+        not this slice's (a later one completes it, or the last one reports it): it goes to
+        the ledger only.
+        """
+        final = part.line_count is None
         entries: list[Entry] = []
         heads: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         errors: list[OtlpJsonError] = []
+        ledger: list[tuple[str, int, int]] = []
         kept = None if self.kept is None else {id(scenario) for scenario in self.kept}
         skipped = 0
+        others = False  # the trace being scored is not this slice's
+
+        def on_trace(trace: OtlpTrace, shown: str) -> None:
+            nonlocal others
+            ledger.append((trace.trace_id, trace.first_line, trace.line))
+            others = not final and not trace.line
+            if policy is not None and not others:
+                policy(trace, shown)
 
         def selected(scenario: Scenario) -> bool:
             nonlocal skipped
             if kept is None or id(scenario) in kept:
                 return True
-            skipped += 1
+            skipped += not others
             return False
+
+        def progress(result: ScenarioResult) -> None:
+            if not others:
+                entries.append(lean(result, heads))
 
         tail: list[TailRun] = []
         policy = None if self.policies is None else self.policies.new_pass(tail)
@@ -193,16 +223,29 @@ class ScoreSlice:
             self.scenarios,
             only=self.only,
             selected=selected,
-            progress=lambda result: entries.append(lean(result, heads)),
+            progress=progress,
             errors=errors,
             keep=0,
-            on_trace=policy,
+            on_trace=on_trace,
         )
         # evaluate_traces lists unreadable files, then the errors, then the -k count
         unreadable = list(summary.warnings[: len(summary.warnings) - len(errors) - bool(skipped)])
-        report = None if policy is None else policy.report
+        if not final:  # (a trace skipped at the slice's end, line 0, is not this slice's)
+            errors = [error for error in errors if error.line]
+        report = None
+        if policy is not None:
+            for run, source, root in tail:  # the traces open at the end, as one process
+                policy.score(run, source, root)
+            report = policy.report
         return SliceOutput(
-            part, entries, unreadable, errors, skipped, summary.interrupted, report, tuple(tail)
+            part,
+            entries,
+            unreadable,
+            errors,
+            skipped,
+            summary.interrupted,
+            report,
+            tuple(ledger),
         )
 
 
@@ -231,7 +274,8 @@ def evaluate_traces_in_workers(
     """
     workers = executor.workers
     sizes = shrinking_sizes(workers) if slice_bytes is None else fixed_sizes(slice_bytes)
-    parts = iter_slices(paths, sizes)
+    lead_in = LeadIn.first()
+    parts = iter_slices(paths, sizes, lead_in)
     # one local worker is this process; a cluster of one still takes the work off this machine
     alone = workers <= 1 and isinstance(executor, LocalPool)
     first = [] if alone else list(itertools.islice(parts, 2))
@@ -272,22 +316,20 @@ def evaluate_traces_in_workers(
     session = executor.open(job)
     try:
         with stops_forwarded():
-            held: SliceOutput | None = None
+            cut: _Cut | None = None
             for part, future in in_order(session, itertools.chain(first, parts), 2 * workers):
                 scored = output(part, future)
-                if (
-                    held is not None
-                    and neighbours(held.part, part)
-                    and held.trace_ids() & scored.trace_ids()
-                ):
-                    # a trace cut in two: score both slices again as one, as one process reads
-                    both = joined(held.part, part)
-                    scored, held = output(both, session.submit(both)), None
-                if held is not None:
-                    merge.emit(held, last_of_file=not neighbours(held.part, part))
-                held = scored
-            if held is not None:
-                merge.emit(held, last_of_file=True)
+                if cut is None or not part.start:  # a file's first slice
+                    cut = _Cut()
+                short = cut.missed(scored)
+                if short is not None:
+                    # scored again with a lead-in from where one process began those traces
+                    again = cut.again(part)
+                    scored = output(again, session.submit(again))
+                    if short:  # a trace longer than the lead-in: later slices read more
+                        lead_in.size = min(2 * lead_in.size, SLICE_BYTES)
+                cut.advance(scored)
+                merge.emit(scored)
     except KeyboardInterrupt:
         merge.interrupted = True
     finally:
@@ -298,24 +340,64 @@ def evaluate_traces_in_workers(
     )
 
 
-class _RecentIds:
-    """The most recent trace ids, as many as the reader remembers complete traces."""
+class _Cut:
+    """What one process reading a file would know where the current slice starts."""
 
-    def __init__(self, limit: int = 65_536) -> None:
-        self.limit = limit
-        self._ids: dict[str | None, None] = {}
+    def __init__(self) -> None:
+        self.open: dict[str, int] = {}
+        """Traces open here: the line of each one's first span."""
+        self.complete = RecentTraces(REMEMBERED_COMPLETE)
+        """The complete traces the reader remembers (their late spans are errors)."""
+        self.lines: list[int] = []
+        self.offsets: list[int] = []
+        """The first line and the byte offset of each slice so far."""
 
-    def __contains__(self, trace_id: object) -> bool:
-        return trace_id in self._ids
+    def missed(self, output: SliceOutput) -> bool | None:
+        """None when the slice read its traces as one process; else True when a trace it
+        completed began before its lead-in, False for another reason."""
+        if output.interrupted:
+            return None  # (what it scored is reported as it is)
+        part, opened, complete = output.part, self.open, self.complete.lines
+        for trace_id, first, _ in output.ledger:
+            began = opened.get(trace_id)
+            if began is not None:
+                if began != first:
+                    return True  # its first spans are before the lead-in
+            elif trace_id in complete or first < part.first_line:
+                return False  # spans after its root: one process reports them
+        if part.line_count is None and opened:  # the last slice reports the open traces
+            ids = {trace_id for trace_id, _, _ in output.ledger}
+            if not ids.issuperset(opened):
+                return False
+        return None
 
-    def update(self, trace_ids: Iterable[str | None]) -> None:
-        self._ids.update(dict.fromkeys(trace_ids))
-        self._ids.pop(None, None)
-        while len(self._ids) > self.limit:
-            del self._ids[next(iter(self._ids))]
+    def again(self, part: FileSlice) -> FileSlice:
+        """``part`` with a lead-in from the first span of every trace open at its start,
+        reading only theirs, and the traces complete before it."""
+        complete = tuple(self.complete.lines.items())
+        begins = min(self.open.values(), default=part.first_line)
+        if begins >= part.first_line:
+            return dataclasses.replace(part, lead_in=None, lead_ids=None, complete=complete)
+        index = bisect.bisect_right(self.lines, begins) - 1  # the slice it began in
+        return dataclasses.replace(
+            part,
+            lead_in=self.offsets[index],
+            lead_in_line=self.lines[index],
+            lead_ids=frozenset(self.open),
+            complete=complete,
+        )
 
-    def clear(self) -> None:
-        self._ids.clear()
+    def advance(self, output: SliceOutput) -> None:
+        """Move past ``output``'s slice."""
+        opened, complete = self.open, self.complete
+        for trace_id, first, line in output.ledger:
+            if line:
+                opened.pop(trace_id, None)
+                complete.add(trace_id, line)
+            else:
+                opened.setdefault(trace_id, first)
+        self.lines.append(output.part.first_line)
+        self.offsets.append(output.part.start)
 
 
 class _Merge:
@@ -330,71 +412,25 @@ class _Merge:
     ) -> None:
         self.sample = sample
         self.policy = policy
-        self.policy_tail: list[TailRun] = []
         self._progress = progress
         self.errors = errors
         self.unreadable: list[str] = []
         self.deselected = 0
         self.interrupted = False
-        self.tail: list[ScenarioResult] = []  # traces the current file never completed
-        self.finished = _RecentIds()  # traces already passed on from this file
 
-    def emit(self, output: SliceOutput, *, last_of_file: bool) -> None:
-        """Pass on one slice's results (``last_of_file``: then those its file never completed)."""
+    def emit(self, output: SliceOutput) -> None:
+        """Pass on one slice's results."""
         self.unreadable.extend(output.unreadable)
         self.errors.extend(output.errors)
-        finished = self.finished
-        ids: list[str | None] = []
         for entry in output.entries:
             result = full(entry)
-            if _unfinished(result):
-                if result.trace_id in finished:
-                    # spans of a trace already complete further up: one process skips them, too
-                    message = (
-                        f"spans of trace {result.trace_id} arrive after the trace was complete; "
-                        "skipped"
-                    )
-                    self.errors.append(OtlpJsonError(os.fspath(output.part.path), 0, message))
-                    continue
-                # One process reports a trace whose root never came at the end of its file
-                # (line 0), not at the end of the slice that happened to hold its spans.
-                self.tail.append(result)
-            else:
-                self._pass_on(result)
-            ids.append(result.trace_id)
-        self._policies(output)
-        # the reader of one slice skips the late spans within it itself
-        finished.update(ids or output.policy_ids)
-        if last_of_file:
-            for result in self.tail:
-                self._pass_on(result)
-            self.tail.clear()
-            if self.policy is not None:
-                for run, source, root in self.policy_tail:
-                    self.policy.score(run, source, root)
-            self.policy_tail.clear()
-            finished.clear()
+            self.sample.add(result)
+            if self._progress is not None:
+                self._progress(result)
+        if self.policy is not None and output.policy is not None:
+            self.policy.report.merge(output.policy)
         self.deselected += output.deselected
         self.interrupted = self.interrupted or output.interrupted
-
-    def _policies(self, output: SliceOutput) -> None:
-        """Merge the slice's policy report; keep its unfinished runs for the file's end."""
-        if self.policy is None or output.policy is None:
-            return
-        self.policy.report.merge(output.policy)
-        for item in output.policy_tail:
-            if item[0].trace_id not in self.finished:  # late spans: skipped, as for scenarios
-                self.policy_tail.append(item)
-
-    def _pass_on(self, result: ScenarioResult) -> None:
-        self.sample.add(result)
-        if self._progress is not None:
-            self._progress(result)
-
-
-def _unfinished(result: ScenarioResult) -> bool:
-    """Was this trace complete only because its slice ended (the reader's line 0)?"""
-    return result.source is not None and result.source.endswith(":0")
 
 
 def _lost(part: FileSlice, error: WorkerLost, local: bool) -> str:

@@ -24,7 +24,6 @@ from harness.policies.report import DEFAULT_EXAMPLES, PolicyReport
 from harness.redaction import Redactor
 from harness.rules import RuleResult
 from tracing.otel.trace_run import TraceRun, trace_run
-from tracing.otlp.file_format import FileSlice
 from tracing.otlp.reader import OtlpJsonError, OtlpJsonReader, OtlpTrace
 from tracing.otlp.sources import SpanSource, readable
 
@@ -35,7 +34,6 @@ __all__ = [
     "PolicyJob",
     "PolicyPass",
     "Progress",
-    "SliceRead",
     "TailRun",
     "evaluate_policies",
     "evaluate_policies_in_workers",
@@ -195,20 +193,6 @@ def evaluate_policies_in_workers(
 
 
 @dataclass(frozen=True, slots=True)
-class SliceRead:
-    """What :meth:`PolicyJob.read_slice` found in one slice (plain data, sent to the parent)."""
-
-    report: PolicyReport
-    tail: tuple[TailRun, ...]
-    """Runs complete only at the slice's end: the parent scores them where one process would."""
-    errors: list[OtlpJsonError]
-    """The reader's located errors (unreadable lines)."""
-    trace_ids: frozenset[str]
-    """Every trace read (how the parent recognises a trace cut in two by the slicing)."""
-    interrupted: bool
-
-
-@dataclass(frozen=True, slots=True)
 class PolicyJob:
     """What a worker needs to score its slice's traces against the policies (plain data)."""
 
@@ -222,30 +206,6 @@ class PolicyJob:
         """The job whose reports merge into ``report``."""
         policies = tuple(stats.policy for stats in report.policies)
         return cls(policies, report.examples, report.redactor, report.per_trace is not None)
-
-    def read_slice(self, part: FileSlice) -> SliceRead:
-        """Score one slice of a file (``--rules`` alone: no scenario reading), leaving the
-        traces it does not complete for the parent, as :class:`PolicyPass` does."""
-        tail: list[TailRun] = []
-        scoring = self.new_pass(tail)
-        report = scoring.report
-        shown = str(part)
-        ids: set[str] = set()
-        errors: list[OtlpJsonError] = []
-        try:
-            readable(part)
-        except OSError as exc:
-            report.warnings.append(f"{shown}: cannot read: {exc.strerror or exc}")
-            return SliceRead(report, (), errors, frozenset(), False)
-        reader = OtlpJsonReader(part)
-        try:
-            for trace in reader.iter_traces():
-                ids.add(trace.trace_id)
-                scoring(trace, shown)
-        except KeyboardInterrupt:
-            report.interrupted = True
-        errors.extend(reader.errors)
-        return SliceRead(report, tuple(tail), errors, frozenset(ids), report.interrupted)
 
     def new_pass(self, tail: list[TailRun]) -> PolicyPass:
         """A pass into an empty report, leaving the traces its slice did not complete in

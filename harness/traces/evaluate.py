@@ -428,6 +428,7 @@ def evaluate_traces(
     started_at = time.time()
     start = time.perf_counter()
     index = ScenarioIndex(scenarios)
+    scoring = bool(scenarios) or only is not None or on_trace is None
     sample: ResultSample[ScenarioResult] = ResultSample(keep)
     errors = [] if errors is None else errors
     first_error = len(errors)
@@ -442,6 +443,8 @@ def evaluate_traces(
                 warnings.append(f"{path}: cannot read: {exc.strerror or exc}")
                 continue
             for trace in traces:
+                if not scoring:  # no scenario (``--rules`` alone): read for ``on_trace`` only
+                    continue
                 found = only if only is not None else index.match(trace)
                 if isinstance(found, str):
                     result = _unmatched(trace, found)

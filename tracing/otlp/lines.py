@@ -10,8 +10,9 @@ one of these, is reported (``path:line: what``) and skipped.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -28,7 +29,10 @@ from tracing.otlp.sources import (
 )
 from tracing.otlp.tempo import request_spans, resources_of
 
-__all__ = ["line_batches", "loads", "record_spans"]
+if TYPE_CHECKING:
+    from tracing.otlp.reader import FileSlice
+
+__all__ = ["lead_in_batches", "line_batches", "loads", "numbered_batches", "record_spans"]
 
 _EXPECTED = (
     "expected an object with resourceSpans (OTLP), batches or trace (Tempo), data (Jaeger), "
@@ -73,9 +77,46 @@ def record_spans(record: Any) -> tuple[list[Any], Decode, Resources]:
 def line_batches(lines: Iterable[str], first: int, report: Report) -> Iterator[Batch]:
     """``(line number, its spans, True, their resources)`` per readable line, numbered from
     ``first``."""
-    number = first - 1
+    return numbered_batches(enumerate(lines, first), report)
+
+
+_TRACE_ID = re.compile(r'"traceId"\s*:\s*"([^"]*)"')
+_HEX_ID = re.compile(r"[0-9a-fA-F]{32}")
+
+
+def lead_in_batches(lines: Iterable[str], part: FileSlice, report: Report) -> Iterator[Batch]:
+    """The batches of a slice's lead-in (:class:`~tracing.otlp.reader.FileSlice`): with
+    ``lead_ids``, only those traces' spans, and a line that plainly names none of them (every
+    ``traceId`` on it hex, none of them wanted) is not parsed at all."""
+    numbered: Iterable[tuple[int, str]] = enumerate(lines, part.lead_in_line)
+    wanted = part.lead_ids
+    if wanted is None:
+        yield from numbered_batches(numbered, report)
+        return
+    numbered = ((number, line) for number, line in numbered if _may_hold(line, wanted))
+    for number, spans, ends, resources in numbered_batches(numbered, report):
+        keep = [index for index, fields in enumerate(spans) if fields[0] in wanted]
+        if len(keep) < len(spans):
+            spans = [spans[index] for index in keep]
+            if isinstance(resources, list):
+                resources = [resources[index] for index in keep]
+        yield number, spans, ends, resources
+
+
+def _may_hold(line: str, wanted: frozenset[str]) -> bool:
+    """Could ``line`` hold a span of a ``wanted`` trace (the decoder, not this, decides)?"""
+    found = _TRACE_ID.findall(line)
+    if not found:
+        return True  # another shape of the id (Jaeger's traceID): read it
+    # base64 ids (Tempo) are decoded before they are compared
+    return any(not _HEX_ID.fullmatch(raw) or raw.lower() in wanted for raw in found)
+
+
+def numbered_batches(numbered: Iterable[tuple[int, str]], report: Report) -> Iterator[Batch]:
+    """:func:`line_batches` of ``(line number, line)`` pairs."""
+    number = 0
     try:
-        for number, line in enumerate(lines, first):
+        for number, line in numbered:
             if line.isspace():  # a blank line (the file's lines are never empty)
                 continue
             try:

@@ -48,16 +48,18 @@ from tracing.otlp.sources import Batch, SpanSource, open_source
 from tracing.records import ToolCall
 
 __all__ = [
+    "REMEMBERED_COMPLETE",
     "FileSlice",
     "OtlpJsonError",
     "OtlpJsonReader",
     "OtlpJsonWarning",
     "OtlpTrace",
+    "RecentTraces",
     "iter_spans",
     "iter_trace_calls",
 ]
 
-_REMEMBERED_COMPLETE = 65_536
+REMEMBERED_COMPLETE = 65_536
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,7 @@ class _OpenTrace:
     root: SpanView | None = None
     resource: Mapping[str, Any] = field(default_factory=dict)
     agents: list[tuple[int, str]] = field(default_factory=list)
+    first: int = 0
 
 
 @dataclass(slots=True)
@@ -112,6 +115,9 @@ class OtlpTrace:
     """The attributes of its root's resource (``service.name``, ...); empty without a root."""
     agents: tuple[tuple[int, str], ...] = ()
     """(start, name) of each of its other spans naming an agent (``gen_ai.agent.name``)."""
+    first_line: int = 0
+    """The line of its first span read (a worker's slice tells the parent with it whether it
+    saw the whole trace: harness.parallel.traces)."""
 
     @property
     def root_attributes(self) -> Mapping[str, Any]:
@@ -158,12 +164,23 @@ class FileSlice:
     ``start`` is the byte offset where line ``first_line`` begins; ``line_count`` lines are read
     (None: to the end). Line numbers in errors and traces stay those of the whole file. Used as
     a path (``os.fspath``, ``str``) it is the file's.
+
+    A *lead-in* gives the slice the earlier spans of the traces it completes: the lines from
+    byte ``lead_in`` (where line ``lead_in_line`` begins) up to ``start`` are read first, only
+    for that: a trace completed there is not handed out and what cannot be read there is not
+    reported (the slice before reports it). ``lead_ids``: only these traces' spans are read in
+    the lead-in (None: every span); ``complete``: (trace id, root line) of the traces complete
+    before ``start``, oldest first, as the reader of the whole file would remember them.
     """
 
     path: str | Path
     start: int = 0
     first_line: int = 1
     line_count: int | None = None
+    lead_in: int | None = None
+    lead_in_line: int = 1
+    lead_ids: frozenset[str] | None = None
+    complete: tuple[tuple[str, int], ...] = ()
 
     def __fspath__(self) -> str:
         return os.fspath(self.path)
@@ -185,10 +202,16 @@ class OtlpJsonReader:
         self.path = Path(self.source.name)
         self.complete_on_root = complete_on_root
         self.errors: list[OtlpJsonError] = []
+        # a slice with a lead-in owns its lines from first_line on (see FileSlice)
+        part = path if isinstance(path, FileSlice) else None
+        self._owned = part.first_line if part is not None and part.lead_in is not None else 0
+        self._complete = part.complete if part is not None else ()
 
     def _error(
         self, location: int, message: str, *, name: str | None = None, unit: str | None = None
     ) -> None:
+        if location < self._owned and name is None:
+            return  # in a lead-in: the slice that owns the line reports it
         source = self.source
         error = OtlpJsonError(name or source.name, location, message, unit or source.unit)
         self.errors.append(error)
@@ -211,9 +234,12 @@ class OtlpJsonReader:
         open at the end of the file come out last, with ``line`` 0.
         """
         open_traces: dict[str, _OpenTrace] = {}
-        complete = _RecentTraces(_REMEMBERED_COMPLETE)
+        complete = RecentTraces(REMEMBERED_COMPLETE)
+        for known, line in self._complete:  # what the reader of the file before knew
+            complete.add(known, line)
         completed = complete.lines
         on_root = self.complete_on_root
+        owned = self._owned
         finished: list[str] = []
         for number, spans, ends, resources in self._lines():
             for position, fields in enumerate(spans):
@@ -228,7 +254,7 @@ class OtlpJsonReader:
                     continue
                 trace = open_traces.get(trace_id)
                 if trace is None:
-                    trace = open_traces[trace_id] = _OpenTrace()
+                    trace = open_traces[trace_id] = _OpenTrace(first=number)
                 if parent_id is None:  # a root: held as the root, and as a parent link
                     trace.parents[span_id] = None
                     trace.root = SpanView(*fields)
@@ -263,7 +289,8 @@ class OtlpJsonReader:
                 if trace is None:
                     continue  # two roots on one line
                 complete.add(trace_id, number)
-                yield _record(trace_id, trace, number)
+                if number >= owned:  # (one completed in a lead-in belongs to the slice before)
+                    yield _record(trace_id, trace, number)
             finished = []
         for trace_id, trace in open_traces.items():
             yield _record(trace_id, trace, 0)
@@ -275,7 +302,7 @@ class OtlpJsonReader:
                 yield trace.trace_id, trace.calls()
 
 
-class _RecentTraces:
+class RecentTraces:
     """The line of each recently completed trace (``lines``: trace id -> line): at least the
     last ``size // 2``, at most ``size`` of them, oldest forgotten first."""
 
@@ -308,6 +335,7 @@ def _record(trace_id: str, trace: _OpenTrace, line: int) -> OtlpTrace:
         tuple(trace.kinds),
         trace.resource,
         tuple(trace.agents),
+        trace.first,
     )
 
 

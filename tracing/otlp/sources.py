@@ -339,10 +339,14 @@ class FileSource:
 
         part = self.part
         if part.start or part.line_count is not None:
+            begin = part.start if part.lead_in is None else part.lead_in
             # utf-8-sig at the start: a byte order mark is not part of the first line
-            encoding = "utf-8" if part.start else "utf-8-sig"
+            encoding = "utf-8" if begin else "utf-8-sig"
             with open(part.path, encoding=encoding, errors="replace") as fp:
-                fp.seek(part.start)  # a byte offset where a line starts: a clean decoder state
+                fp.seek(begin)  # a byte offset where a line starts: a clean decoder state
+                if part.lead_in is not None:
+                    lead = itertools.islice(fp, part.first_line - part.lead_in_line)
+                    yield from lines.lead_in_batches(lead, part, report)
                 text: Iterable[str] = (
                     fp if part.line_count is None else itertools.islice(fp, part.line_count)
                 )

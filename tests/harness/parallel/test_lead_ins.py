@@ -1,0 +1,239 @@
+"""Slices with lead-ins give what one process gives, however the traces are laid out.
+
+Random trace sets are written in random interleavings and batchings (as concurrent apps, the
+SDK's processors and the Collector write them), with traces whose root never comes, late spans
+of a completed trace, unreadable lines and bad spans, then scored with random worker counts,
+slice sizes and lead-ins (small, so cuts fall inside traces and lead-ins fall short): the
+results, their order, the warnings, the ``-k`` count and the policy report are one process's
+(harness/parallel/traces.py).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.cli import main
+from harness.parallel import LocalPool
+from harness.parallel.shards import iter_slices, shrinking_sizes
+from harness.parallel.traces import evaluate_traces_in_workers
+from harness.policies.load import load_policies
+from harness.policies.report import PolicyReport
+from harness.policies.run import PolicyPass
+from harness.run.results import ScenarioResult, SuiteResult
+from harness.scenarios import iter_scenarios, load_paths
+from tests.support.paths import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import bench_eval_traces as bench  # the benchmark's own traces and policy
+
+
+def _line(spans: list[dict[str, Any]]) -> str:
+    scope = {"scope": {"name": "test"}, "spans": spans}
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "shop"}}]}
+    return json.dumps({"resourceSpans": [{"resource": resource, "scopeSpans": [scope]}]}) + "\n"
+
+
+def _written(seed: int, traces: int, per_line: int, first: int = 0) -> str:
+    """``traces`` bench traces, their spans merged in a random order (each trace's own in
+    order, root last), ``1..per_line`` spans a line; some rootless, some with a late span,
+    an unreadable line and a bad span here and there."""
+    rng = random.Random(seed)
+    queues: list[list[dict[str, Any]]] = []
+    for index in range(first, first + traces):
+        spans = bench._trace(index)
+        if rng.random() < 0.15:
+            spans = spans[:-1]  # its root lives in another service
+        elif rng.random() < 0.1:
+            late = dict(spans[0], spanId=f"{0xFF00 + index:016x}")
+            spans = [*spans, late]  # a span after its root
+        queues.append(spans)
+    started: list[list[dict[str, Any]]] = []
+    stream: list[dict[str, Any]] = []
+    waiting = list(reversed(queues))
+    while waiting or started:
+        # a new request starts, or one in flight writes its next span
+        if waiting and (not started or rng.random() < 0.3):
+            started.append(waiting.pop())
+        queue = rng.choice(started)
+        stream.append(queue.pop(0))
+        if not queue:
+            started.remove(queue)
+    out: list[str] = []
+    while stream:
+        size = rng.randint(1, per_line)
+        batch, stream = stream[:size], stream[size:]
+        if rng.random() < 0.03:
+            batch = [*batch, {"traceId": "zz", "spanId": "1"}]  # a bad span
+        out.append(_line(batch))
+        if rng.random() < 0.02:
+            out.append("{not json\n")
+    return "".join(out)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Any], Path]:
+    folder = tmp_path_factory.mktemp("lead-ins")
+    agent = folder / "noop_agent.py"
+    agent.write_text("def build(model):\n    return None\n", encoding="utf-8")
+    suite = folder / "bench.yaml"
+    suite.write_text(bench.SUITE.format(agent=agent), encoding="utf-8")
+    policy = folder / "policy.yaml"
+    policy.write_text(bench.POLICY, encoding="utf-8")
+    return folder, list(iter_scenarios(load_paths([suite]))), policy
+
+
+def _run(
+    paths: list[Path], scenarios: list[Any], policy: Path, workers: int, slice_bytes: int
+) -> tuple[list[tuple[Any, ...]], SuiteResult, Any]:
+    seen: list[ScenarioResult] = []
+    report = PolicyReport(load_policies([str(policy)]), examples=50, per_trace=True)
+    kept = {id(scenarios[0])}  # -k: the first scenario's traces only
+    result = evaluate_traces_in_workers(
+        [str(path) for path in paths],
+        scenarios,
+        executor=LocalPool(workers),
+        progress=seen.append,
+        selected=lambda scenario: id(scenario) in kept,
+        slice_bytes=slice_bytes,
+        policy=PolicyPass(report),
+    )
+    rows = [(r.trace_id, r.status, r.suite, r.name, r.source, r.reasons) for r in seen]
+    return rows, result, report.to_json()
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    traces=st.integers(1, 40),
+    per_line=st.sampled_from([1, 2, 4, 9]),
+    files=st.integers(1, 2),
+    workers=st.integers(2, 3),
+    slice_bytes=st.integers(400, 6_000),
+    lead_in=st.sampled_from([0, 300, 2_000, 20_000]),
+)
+def test_any_layout_and_cuts_give_the_one_process_results(
+    setup: tuple[Path, list[Any], Path],
+    seed: int,
+    traces: int,
+    per_line: int,
+    files: int,
+    workers: int,
+    slice_bytes: int,
+    lead_in: int,
+) -> None:
+    folder, scenarios, policy = setup
+    paths = []
+    for index in range(files):
+        path = folder / f"t{seed}-{traces}-{per_line}-{index}.jsonl"
+        path.write_text(_written(seed + index, traces, per_line), encoding="utf-8")
+        paths.append(path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("harness.parallel.shards.LEAD_IN_BYTES", lead_in)
+        many = _run(paths, scenarios, policy, workers, slice_bytes)
+    one = _run(paths, scenarios, policy, 1, slice_bytes)
+    assert many[0] == one[0]
+    assert many[1].counts == one[1].counts
+    assert many[1].warnings == one[1].warnings
+    assert many[2] == one[2]
+
+
+def test_interleaved_traces_are_cut_and_every_slice_past_the_first_has_a_lead_in(
+    tmp_path: Path,
+) -> None:
+    """Where traces are always interleaved, the file is cut all the same."""
+    path = tmp_path / "spans.jsonl"
+    bench.write_layout(path, 2_000, "span-per-line-interleaved", 10)
+    parts = list(iter_slices([path], lambda _left: 200_000))
+    assert len(parts) > 10
+    assert parts[0].lead_in is None
+    lines = path.read_bytes().splitlines(keepends=True)
+    for part in parts[1:]:
+        assert part.lead_in is not None and part.lead_in < part.start
+        skipped = sum(len(line) for line in lines[: part.lead_in_line - 1])
+        assert skipped == part.lead_in  # the lead-in begins where its line does
+
+
+def test_a_trace_longer_than_the_lead_in_grows_the_next_lead_ins(
+    setup: tuple[Path, list[Any], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One slow request spans the whole file: each slice it is open over misses it, and only
+    the last, which reports it, is scored again; the lead-in grows after a short one."""
+    folder, scenarios, policy = setup
+    slow = bench._trace(998)  # a "weather" trace: kept by -k
+    path = folder / "slow.jsonl"
+    lines = [_line([slow[0]])]
+    lines += [_line(bench._trace(index)) for index in range(60)]
+    lines += [_line(slow[1:])]
+    path.write_text("".join(lines), encoding="utf-8")
+    monkeypatch.setattr("harness.parallel.shards.LEAD_IN_BYTES", 1_000)
+    assert len(list(iter_slices([path], shrinking_sizes(2)))) == 1  # (default sizes: whole)
+    many = _run([path], scenarios, policy, 2, 2_000)
+    one = _run([path], scenarios, policy, 1, 2_000)
+    assert many[0] == one[0] and many[2] == one[2]
+    assert many[0][-1][0] == slow[0]["traceId"]
+
+
+_CLOCKS = [
+    (rb'"(started_at|duration|seconds)": [0-9.e+-]+', rb'"\1": 0'),
+    (rb"in [0-9.]+ ?m?s\b", rb"in 0s"),
+    (rb"took [0-9.]+s", rb"took 0s"),
+    (rb"started [0-9-]+ [0-9:]+ UTC", rb"started 0 UTC"),
+    (rb'(time|timestamp)="[^"]*"', rb'\1="0"'),
+    (rb"[0-9.]+ traces/s", rb"0 traces/s"),
+]
+
+
+def _unclocked(data: bytes) -> bytes:
+    for pattern, replacement in _CLOCKS:
+        data = re.sub(pattern, replacement, data)
+    return data
+
+
+@pytest.mark.parametrize("layout", ["span-per-line-interleaved", "batches-interleaved"])
+def test_the_command_writes_the_one_process_reports_on_interleaved_traces(
+    layout: str,
+    setup: tuple[Path, list[Any], Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--scenarios`` and ``--rules`` together: the JSON report, the console and the policy
+    report of ``--workers 2`` are one process's byte for byte (but the clocks), on a file cut
+    into many slices inside traces, with rootless traces, late spans and a bad line."""
+    folder, _, policy = setup
+    suite = folder / "bench.yaml"
+    traces = tmp_path / f"{layout}.jsonl"
+    bench.write_layout(traces, 600, layout, 10)
+    lines = traces.read_text(encoding="utf-8").splitlines(keepends=True)
+    extra = _written(7, 40, 3, 1_000)  # rootless traces, late spans, bad spans and lines
+    traces.write_text("".join(lines[:50]) + extra + "".join(lines[50:]), encoding="utf-8")
+    monkeypatch.setattr("harness.parallel.shards.SLICE_BYTES", 40_000)
+    monkeypatch.setattr("harness.parallel.shards._MIN_SLICE_BYTES", 20_000)
+    monkeypatch.setattr("harness.parallel.shards.LEAD_IN_BYTES", 8_000)
+    assert len(list(iter_slices([traces], shrinking_sizes(2)))) > 10
+    outputs = []
+    for workers in ("1", "2"):
+        (tmp_path / workers).mkdir()
+        report = tmp_path / workers / "r.json"
+        argv = ["eval-traces", str(traces), "--scenarios", str(suite), "--rules", str(policy)]
+        code = main([*argv, "--json", str(report), "--workers", workers, "--examples", "20"])
+        console = capsys.readouterr()
+        shown = _unclocked(console.out.encode()).replace(str(report).encode(), b"REPORT")
+        outputs.append((code, _unclocked(report.read_bytes()), shown))
+    assert outputs[0][0] == 1  # failing traces, violations and unreadable lines
+    assert b"arrives after the trace was complete" in outputs[0][1]
+    assert b'"policies"' in outputs[0][1]
+    assert outputs[1] == outputs[0]

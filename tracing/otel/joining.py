@@ -199,6 +199,8 @@ class _Trace:
     groups: Mapping[str, str] | None = None
     """Trace id -> group, when the traces are not all one conversation (:func:`join_traces`)."""
     ends: tuple[list[str], list[str]] | None = None
+    """Filled, when set, with the ids of top-level requests left waiting and of top-level
+    executions that joined no request (:class:`Joined`)."""
     messages: Mapping[str, str] | None = None
     """Call id -> the tool message a later model call received, when no tool span ran any call
     (a tool loop written on a raw client): what the calls' results and errors are read from."""
@@ -213,9 +215,6 @@ class _Trace:
         if self._answers is None:
             self._answers = traced_answers(self.chats) or {}
         return self._answers.get(call_id)
-
-    """Filled, when set, with the ids of top-level requests left waiting and of top-level
-    executions that joined no request (:class:`Joined`)."""
 
 
 _Gathered = tuple[

@@ -168,6 +168,15 @@ def _until_halted(shard: str, channel: Channel) -> tuple[bool, float]:
     return channel.halted(), time.monotonic() - began
 
 
+def _ready_worker(folder: Path) -> int:
+    """The pid of the worker that marked itself ready in ``folder`` (within 30 s)."""
+    deadline = time.monotonic() + 30
+    while not list(folder.glob("*.ready")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    (ready,) = folder.glob("*.ready")
+    return int(ready.stem)
+
+
 def test_a_worker_stopped_by_a_signal_halts_its_job_without_raising(tmp_path: Path) -> None:
     # A stop signal in a worker used to raise out of the job (the handler a fork inherits):
     # now the job sees the session halted and returns what it has.
@@ -175,11 +184,7 @@ def test_a_worker_stopped_by_a_signal_halts_its_job_without_raising(tmp_path: Pa
         session = LocalPool(1).open(_until_halted)
         try:
             future = session.submit(str(tmp_path))
-            deadline = time.monotonic() + 30
-            while not list(tmp_path.glob("*.ready")) and time.monotonic() < deadline:
-                time.sleep(0.02)
-            (ready,) = tmp_path.glob("*.ready")
-            os.kill(int(ready.stem), signal.SIGTERM)
+            os.kill(_ready_worker(tmp_path), signal.SIGTERM)
             halted, waited = future.result(timeout=30)
             assert halted and waited < 30
         finally:
@@ -198,12 +203,9 @@ def test_a_stopped_worker_that_does_not_end_is_ended_after_its_grace(tmp_path: P
         session = LocalPool(1).open(_ignore_the_halt)
         try:
             future = session.submit(str(tmp_path))
-            deadline = time.monotonic() + 30
-            while not list(tmp_path.glob("*.ready")) and time.monotonic() < deadline:
-                time.sleep(0.02)
-            (ready,) = tmp_path.glob("*.ready")
+            pid = _ready_worker(tmp_path)
             began = time.monotonic()
-            os.kill(int(ready.stem), signal.SIGTERM)
+            os.kill(pid, signal.SIGTERM)
             with pytest.raises(WorkerLost):
                 future.result(timeout=60)
             assert time.monotonic() - began < 60  # the alarm, not the job's two minutes

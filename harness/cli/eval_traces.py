@@ -81,9 +81,11 @@ def eval_traces_command(args: argparse.Namespace, out: Console, err: Console) ->
         policy = policy_pass(args, policies, redactor)
     code = _score(args, inputs, scenarios, only, chosen, redactor, baseline, out, err, policy)
     code = baseline_exit_code(code, baseline, args, err)
-    if policy is None or code in (EXIT_INTERRUPTED, EXIT_CONFIG):
+    if policy is None or policies is None or code in (EXIT_INTERRUPTED, EXIT_CONFIG):
         return code
-    return max(code, _policies(args, policies, inputs, redactor, out, err, policy))
+    from harness.policies.console import score_policies
+
+    return max(code, score_policies(args, policies, inputs, redactor, out, err, scored=policy))
 
 
 def _can_emit(args: argparse.Namespace, err: Console) -> bool:
@@ -101,22 +103,6 @@ def _can_emit(args: argparse.Namespace, err: Console) -> bool:
         )
         return False
     return True
-
-
-def _policies(
-    args: argparse.Namespace,
-    policies: Any,
-    inputs: list[Any],
-    redactor: Redactor,
-    out: Console,
-    err: Console,
-    scored: Any = None,
-) -> int:
-    """``--rules``: the policies' report (harness.policies.console) and its exit code;
-    ``scored``: the pass that already read the inputs beside the scenarios."""
-    from harness.policies.console import score_policies
-
-    return score_policies(args, policies, inputs, redactor, out, err, scored=scored)
 
 
 def _policies_alone(

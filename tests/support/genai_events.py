@@ -10,10 +10,11 @@ from pathlib import Path
 from tests.support.paths import ROOT
 
 
-def produce(folder: Path) -> Path:
-    """Write spans.jsonl, logs.jsonl and logs.pb of two agent runs into ``folder``."""
+def produce(folder: Path, runner: str = "tests.support.genai_events_run") -> Path:
+    """Write spans.jsonl, logs.jsonl and logs.pb of two agent runs into ``folder`` (``runner``:
+    the module that runs them, in a process of its own)."""
     done = subprocess.run(
-        [sys.executable, "-m", "tests.support.genai_events_run", str(folder)],
+        [sys.executable, "-m", runner, str(folder)],
         cwd=ROOT,
         capture_output=True,
         text=True,

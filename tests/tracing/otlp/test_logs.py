@@ -176,21 +176,8 @@ def test_events_give_the_calls_their_arguments_results_input_and_answer(produced
 def openllmetry_events(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """spans.jsonl, logs.jsonl and ledger.json of the raw OpenAI client loop under OpenLLMetry
     with its content as per-message events (tests/support/openllmetry_events_run.py)."""
-    import subprocess
-    import sys
-
-    from tests.support.paths import ROOT
-
     folder = tmp_path_factory.mktemp("openllmetry-events")
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.openllmetry_events_run", str(folder)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return folder
+    return produce(folder, "tests.support.openllmetry_events_run")
 
 
 def test_per_message_events_give_the_calls_the_tools_ran(openllmetry_events: Path) -> None:

@@ -315,9 +315,16 @@ def _relay(done: Any, future: Future[Any], shard: Any, url: str) -> None:
             why = "its task was cancelled (the scheduler went away, or someone cancelled it)"
             future.set_exception(_lost(shard, url, why, None))
             return
+        # Dask also calls back when a dying worker loses the task, which then runs again:
+        # exception() waits for that run, and a task that then finished gives its result
         error = done.exception()
+        if error is None and done.status == "finished":
+            future.set_result(done.result(timeout=FETCH_SECONDS))
+            return
+    except InvalidStateError:  # the watch gave it up first
+        return
     except BaseException as exc:  # the result could not be fetched: the scheduler went away
-        future.set_exception(_lost(shard, url, f"its result was lost ({exc!r})", exc))
+        _settle(future, _lost(shard, url, f"its result was lost ({exc!r})", exc))
         return
     if isinstance(error, _distributed().KilledWorker):
         deaths = getattr(error, "allowed_failures", 0) + 1

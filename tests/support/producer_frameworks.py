@@ -222,7 +222,28 @@ def _adk(provider: TracerProvider, url: str, schema: str) -> Run:
     return run
 
 
+def _langgraph(provider: TracerProvider, url: str) -> Run:
+    """LangChain v1's ``create_agent`` (a LangGraph graph) on ``ChatOpenAI``, instrumented by
+    OpenInference: the tools as LangChain's docs write them."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    LangChainInstrumentor().instrument(tracer_provider=provider)
+    tools = [tool(fn) for fn in TOOLS.values()]
+
+    def run(prompt: str, model: str) -> Any:
+        llm = ChatOpenAI(model=model, base_url=url, api_key=API_KEY, max_retries=0)  # type: ignore[arg-type]
+        agent = create_agent(llm, tools, system_prompt=INSTRUCTIONS, name=AGENT)
+        state = agent.invoke({"messages": [{"role": "user", "content": prompt}]})
+        return state["messages"][-1].content
+
+    return run
+
+
 PRODUCERS: dict[str, Callable[[TracerProvider, str], Run]] = {
+    "langgraph-openinference": _langgraph,
     "agents-openinference": lambda p, u: _agents_sdk(p, u, "openinference", "responses"),
     "agents-openinference-chat": lambda p, u: _agents_sdk(
         p, u, "openinference", "chat_completions"
@@ -240,6 +261,7 @@ PRODUCERS: dict[str, Callable[[TracerProvider, str], Run]] = {
 """Producer name -> its setup (see the module docstring)."""
 
 MODULES = {
+    "langgraph-openinference": "openinference.instrumentation.langchain",
     "agents-openinference": "openinference.instrumentation.openai_agents",
     "agents-openinference-chat": "openinference.instrumentation.openai_agents",
     "agents-openllmetry": "opentelemetry.instrumentation.openai_agents",

@@ -1,7 +1,7 @@
 """What frameworks write inside the span conventions, read back as a tool's own arguments.
 
 Checked against the frameworks and instrumentations of the ``dev`` group (each kept exact by
-tests/tracing/producers/):
+tests/tracing/otel/test_producers.py):
 
 * OpenInference on smolagents writes a tool span's ``input.value`` as the call's Python
   signature, ``{"args": [...], "sanitize_inputs_outputs": true, "kwargs": {...}}``; on LlamaIndex
@@ -20,6 +20,11 @@ tests/tracing/producers/):
   the result) of a tool that raised, and an ``execute_tool`` span named ``(merged tools)`` over
   parallel calls, each of which has its own span: the placeholders are no id and no result, and
   the merged span is no call.
+* OpenInference on LangChain writes a chat model's valid tool calls as
+  ``llm.output_messages.*.tool_calls``, and leaves out the ones whose arguments were not JSON
+  (LangChain's ``AIMessage.invalid_tool_calls``); those are only in ``output.value``, the JSON of
+  the ``LLMResult``, each generation's ``message.kwargs.invalid_tool_calls``: ``{"name", "args"
+  (the raw text), "id", "error"}``.
 * The agent a span ran in: ``gen_ai.agent.name`` (GenAI: Pydantic AI, Google ADK, OpenLLMetry),
   ``agent.name`` (OpenInference on the OpenAI Agents SDK).
 """
@@ -27,6 +32,7 @@ tests/tracing/producers/):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +45,7 @@ __all__ = [
     "UNNAMED_TOOL",
     "UNNAMED_TOOL_REASON",
     "agent_name_of",
+    "invalid_langchain_calls",
     "is_answer_tool",
     "raw_marker",
     "unwrap_arguments",
@@ -61,6 +68,10 @@ AGENT_KEYS = ("gen_ai.agent.name", "agent.name")
 
 ANSWER_TOOL_SPAN = "FinalAnswerTool"
 """The span name of smolagents' final-answer tool (``tool.name`` ``final_answer``)."""
+
+_INVALID_CALLS = re.compile(r'"invalid_tool_calls":\s*\[\s*\{')
+"""A LangChain ``LLMResult`` whose messages hold a call the model wrote wrong (most spans hold
+``"invalid_tool_calls": []``, and are not decoded for it)."""
 
 _ENVELOPE_KEYS = frozenset(("args", "kwargs", "sanitize_inputs_outputs"))
 _RAW_KEYS = ("_raw", "INVALID_JSON")
@@ -150,3 +161,31 @@ def unwrap_result(decoded: Any) -> tuple[Any, bool] | None:
     ):
         return decoded["raw_output"], decoded["is_error"] is True
     return None
+
+
+def invalid_langchain_calls(output: Any) -> list[dict[str, Any]]:
+    """The calls with arguments that were not JSON in an OpenInference LangChain chat span's
+    ``output.value`` (``{"name", "id", "arguments"}`` each, in the generations' order)."""
+    if not isinstance(output, str) or _INVALID_CALLS.search(output) is None:
+        return []
+    try:
+        decoded = json.loads(output)
+    except ValueError:
+        return []
+    generations = decoded.get("generations") if isinstance(decoded, dict) else None
+    found = []
+    for batch in generations if isinstance(generations, list) else ():
+        for generation in batch if isinstance(batch, list) else ():
+            message = generation.get("message") if isinstance(generation, dict) else None
+            kwargs = message.get("kwargs") if isinstance(message, dict) else None
+            calls = kwargs.get("invalid_tool_calls") if isinstance(kwargs, dict) else None
+            for call in calls if isinstance(calls, list) else ():
+                if isinstance(call, dict):
+                    found.append(
+                        {
+                            "name": call.get("name"),
+                            "id": call.get("id"),
+                            "arguments": call.get("args"),
+                        }
+                    )
+    return found

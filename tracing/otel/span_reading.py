@@ -45,6 +45,7 @@ from tracing.otel.producers import (
     NO_ID,
     NO_RESULT,
     UNNAMED_TOOL,
+    invalid_langchain_calls,
     is_answer_tool,
     raw_marker,
     unwrap_arguments,
@@ -652,6 +653,8 @@ def requested_calls(
                 slot = flat.setdefault((int(match[1]), int(match[2])), {})
                 slot[convention.requested_fields[match[3]]] = value
         found = [flat[slot] for slot in sorted(flat)]
+    if convention is OPENINFERENCE:  # LangChain's calls it could not parse, after the others
+        found.extend(invalid_langchain_calls(span.attributes.get(OPENINFERENCE.result)))
     requests = []
     place = place_of(span, convention)
     for position, fields in enumerate(found):

@@ -200,7 +200,9 @@ def test_trace_run_is_what_the_run_was(
         assert trace["user_inputs"] is None and trace["output"] is None
     else:
         assert any(CASES[case].prompt in text for text in trace["user_inputs"])
-        assert trace["output"] == (run["answer"] if run["raised"] is None else None)
+        # (LangGraph ends on a reply whose one call was not JSON: empty text, read as no answer)
+        answer = (run["answer"] or None) if run["raised"] is None else None
+        assert trace["output"] == answer
     assert trace["service"] == f"producers-{producer}"
     if producer in NAMED_AGENT:
         assert trace["agent"] == AGENT

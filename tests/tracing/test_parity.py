@@ -35,6 +35,10 @@ What the conventions lose, and what the exporter recovers from the requested cal
   the chat span as ``requested``. The recorder also keeps the error text of the ToolMessage the
   agent got back; no span convention carries that on the request, so the exporter's ``error`` is
   empty there (not compared below).
+* A call whose arguments were not JSON: OpenInference lists a reply's calls from its raw
+  ``additional_kwargs``, which a streamed reply (or langchain-openai 1.x) lacks; the reader
+  also takes LangChain's ``invalid_tool_calls`` from the chat span's ``output.value``.
+  Recovered.
 * NOT RECOVERABLE: the official GenAI instrumentor ends the span of a tool that returned an error
   ``ToolMessage`` (a handled ``ToolException``) as a success: no ``error.type``, no error status,
   and the ``tool_call_response`` part of the next chat input carries no status either. Status
@@ -106,16 +110,6 @@ KNOWN_LOSSES: dict[tuple[str, str] | tuple[str, str, str], Loss] = {
     ),
     ("genai", "invalid_args"): ({1: None}, _NO_INVALID_CALLS.format(capture="genai")),
     ("traceloop", "invalid_args"): ({1: None}, _NO_INVALID_CALLS.format(capture="traceloop")),
-    # OpenInference reads the raw calls of additional_kwargs, which a streamed reply (tool call
-    # chunks, as langchain-openai streams them) does not have.
-    **{
-        ("openinference", "invalid_args", mode): (
-            {1: None},
-            "OpenInference lists the raw additional_kwargs tool calls, absent from a streamed "
-            "reply, so a streamed malformed call is not in the trace",
-        )
-        for mode in ("stream", "astream")
-    },
     ("genai", "supervisor"): (
         {1: {"agent": "supervisor"}, 2: {"agent": "supervisor"}, 0: {"agent": "supervisor"}},
         _NO_NAMESPACE,

@@ -654,7 +654,10 @@ def requested_calls(
                 slot[convention.requested_fields[match[3]]] = value
         found = [flat[slot] for slot in sorted(flat)]
     if convention is OPENINFERENCE:  # LangChain's calls it could not parse, after the others
-        found.extend(invalid_langchain_calls(span.attributes.get(OPENINFERENCE.result)))
+        invalid = invalid_langchain_calls(span.attributes.get(OPENINFERENCE.result))
+        if invalid:  # (listed already when the reply's raw calls were: additional_kwargs)
+            listed = {(f.get("id"), f.get("name"), f.get("arguments")) for f in found}
+            found.extend(f for f in invalid if (f["id"], f["name"], f["arguments"]) not in listed)
     requests = []
     place = place_of(span, convention)
     for position, fields in enumerate(found):

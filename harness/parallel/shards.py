@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from tracing.otlp.file_format import FileSlice
 from tracing.otlp.sources import splits_by_line
 
 __all__ = [
+    "FIRST_SLICE_BYTES",
     "SLICE_BYTES",
     "LeadIn",
     "SliceSizes",
@@ -41,9 +42,18 @@ LEAD_IN_BYTES = 512 * 1024
 """A slice's lead-in to start with: the spread of a trace's spans in the file (about the
 requests in flight times a trace's size) is nearly always less."""
 
+LEAD_IN_MARGIN = 2
+"""A sized lead-in covers this many times the longest spread seen (lines differ in size, and
+a later trace may be longer)."""
+
 _MIN_SLICE_BYTES = 1024 * 1024
 """The smallest slice :func:`shrinking_sizes` cuts (below, a task's overhead would start to
 show)."""
+
+FIRST_SLICE_BYTES = 1024 * 1024
+"""At most this much in a cut file's first slice for ``eval-traces --workers``: its ledger
+shows the spread of the file's traces before the later slices' lead-ins are sized, and a file
+read as one process after it (harness.parallel.traces) has read little twice."""
 
 _BLOCK = 1024 * 1024
 
@@ -78,25 +88,54 @@ def shrinking_sizes(workers: int) -> SliceSizes:
 
 @dataclass(slots=True)
 class LeadIn:
-    """How many bytes before a slice its worker reads first (:class:`FileSlice`'s lead-in).
+    """How many bytes before a slice its worker reads first (:class:`FileSlice`'s lead-in), and
+    which files are cut no further.
 
-    Mutable on purpose: slices are cut as they are needed, and the parent grows it when a
-    trace began before a lead-in (harness.parallel.traces), so the next slices read enough.
+    Mutable on purpose: slices are cut as they are needed, and the parent (harness.parallel.
+    traces) tells the cutting what the slices taken so far showed: ``lines``, the spread of
+    a trace's spans in the file (lines from its first span to its root), from which each later
+    lead-in is sized; ``uncut``, the files (by position in the input) whose rest it reads as
+    one process.
     """
 
     size: int
+    """The lead-in until the file shows its spread."""
+    floor: int = 0
+    """The least lead-in once sized from ``lines`` (a trace a little longer than any seen so
+    far then costs no second scoring)."""
+    lines: int | None = None
+    uncut: set[int] = field(default_factory=set)
 
     @classmethod
     def first(cls) -> LeadIn:
         """:data:`LEAD_IN_BYTES`, to start with."""
-        return cls(LEAD_IN_BYTES)
+        return cls(LEAD_IN_BYTES, LEAD_IN_BYTES // 8)
+
+    def bytes_before(self, start: int, first_line: int) -> int:
+        """The lead-in of a slice beginning at byte ``start``, line ``first_line``: ``lines``
+        times :data:`LEAD_IN_MARGIN` at the file's bytes per line so far, at most half a
+        :data:`SLICE_BYTES` (beyond that the parent reads the rest of the file itself)."""
+        return min(self._wanted(start, first_line), SLICE_BYTES // 2)
+
+    def fits(self, start: int, first_line: int) -> bool:
+        """Is the lead-in the spread asks for there less than half a :data:`SLICE_BYTES`?"""
+        return self._wanted(start, first_line) < SLICE_BYTES // 2
+
+    def _wanted(self, start: int, first_line: int) -> int:
+        if self.lines is None or first_line <= 1:
+            return self.size
+        return max(int(self.lines * LEAD_IN_MARGIN * start / (first_line - 1)), self.floor)
 
 
 def iter_slices(
-    paths: Iterable[str | Path], sizes: SliceSizes, lead_in: LeadIn | None = None
+    paths: Iterable[str | Path],
+    sizes: SliceSizes,
+    lead_in: LeadIn | None = None,
+    first_bytes: int | None = None,
 ) -> Iterator[FileSlice]:
     """:func:`plan_slices` by ``sizes``, one slice at a time (the first is scored while the
-    rest are cut).
+    rest are cut); ``first_bytes``: at most this much in a cut file's first slice (it shows
+    the spread of the file's traces early, :class:`LeadIn`).
 
     Only uncompressed JSON lines files are cut (the sources' detection by content,
     :func:`~tracing.otlp.sources.splits_by_line`); gzip, documents and protobuf are one slice.
@@ -105,11 +144,11 @@ def iter_slices(
     paths = list(paths)
     lengths = [_length(path) for path in paths]
     left = sum(lengths)
-    for path, size in zip(paths, lengths, strict=True):
+    for number, (path, size) in enumerate(zip(paths, lengths, strict=True)):
         if size <= sizes(left) or not splits_by_line(path):  # gzip, documents, protobuf: whole
             yield FileSlice(path)
         else:
-            yield from _cut(path, size, sizes, left, lead_in)
+            yield from _cut(path, size, sizes, left, lead_in, number, first_bytes)
         left -= size
 
 
@@ -122,21 +161,35 @@ def _length(path: str | Path) -> int:
 
 
 def _cut(
-    path: str | Path, size: int, sizes: SliceSizes, left: int, lead_in: LeadIn
+    path: str | Path,
+    size: int,
+    sizes: SliceSizes,
+    left: int,
+    lead_in: LeadIn,
+    number: int,
+    first_bytes: int | None,
 ) -> Iterator[FileSlice]:
     """Slices of one file, each ending at a newline, line numbers counted on the way; each but
-    the first with a lead-in of about ``lead_in.size`` bytes (the lines before it, where the
-    traces it completes began: harness.parallel.traces).
+    the first with a lead-in (the lines before it, where the traces it completes began:
+    harness.parallel.traces) of :meth:`LeadIn.bytes_before`, and, once that is sized from the
+    file, at least twice as long (so no slice reads more lead-in than its own lines).
 
-    ``left``: the input left from this file's start on, this file included.
+    ``left``: the input left from this file's start on, this file included; ``number``: the
+    file's position in the input (none is cut once it is in ``lead_in.uncut``).
     """
     start, first_line = 0, 1
     with open(path, "rb") as fp:
-        while True:
-            fp.seek(start + sizes(left - start))
+        while number not in lead_in.uncut:
+            lead_bytes = lead_in.bytes_before(start, first_line)
+            target = sizes(left - start)
+            if not start and first_bytes is not None:
+                target = min(target, first_bytes)
+            elif lead_in.lines is not None:
+                target = max(target, 2 * lead_bytes)
+            fp.seek(start + target)
             fp.readline()  # to the end of the line the target falls in
             end = fp.tell()
-            lead = _lead_in(fp, start, first_line, lead_in.size)
+            lead = _lead_in(fp, start, first_line, lead_bytes)
             if end >= size:
                 yield FileSlice(path, start, first_line, None, *lead)
                 return

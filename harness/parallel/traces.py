@@ -46,17 +46,18 @@ import bisect
 import dataclasses
 import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.metrics.base import Score
-from harness.parallel.executor import Channel, Executor, WorkerLost, in_order
+from harness.parallel.executor import Channel, Executor, Session, WorkerLost
 from harness.parallel.local import LocalPool, stops_forwarded
 from harness.parallel.shards import (
-    SLICE_BYTES,
+    FIRST_SLICE_BYTES,
     LeadIn,
     fixed_sizes,
     iter_slices,
@@ -187,15 +188,21 @@ class ScoreSlice:
 
         A trace still open at the end of a slice that stops before the end of its file is
         not this slice's (a later one completes it, or the last one reports it): it goes to
-        the ledger only.
+        the ledger only, unscored.
         """
-        final = part.line_count is None
         entries: list[Entry] = []
         heads: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        output = self.scored(part, lambda result: entries.append(lean(result, heads)))
+        return dataclasses.replace(output, entries=entries)
+
+    def scored(self, part: FileSlice, sink: Callable[[ScenarioResult], None]) -> SliceOutput:
+        """Score ``part``, handing each of its results to ``sink`` as it comes (the output's
+        ``entries`` stay empty)."""
+        final = part.line_count is None
         errors: list[OtlpJsonError] = []
         ledger: list[tuple[str, int, int]] = []
         kept = None if self.kept is None else {id(scenario) for scenario in self.kept}
-        skipped = 0
+        skipped = declined = 0  # -k's count; and with the traces not this slice's
         others = False  # the trace being scored is not this slice's
 
         def on_trace(trace: OtlpTrace, shown: str) -> None:
@@ -206,15 +213,17 @@ class ScoreSlice:
                 policy(trace, shown)
 
         def selected(scenario: Scenario) -> bool:
-            nonlocal skipped
-            if kept is None or id(scenario) in kept:
+            nonlocal skipped, declined
+            if kept is not None and id(scenario) not in kept:
+                skipped += not others
+            elif not others:
                 return True
-            skipped += not others
+            declined += 1  # (others: not scored here, its results would be dropped)
             return False
 
         def progress(result: ScenarioResult) -> None:
             if not others:
-                entries.append(lean(result, heads))
+                sink(result)
 
         tail: list[TailRun] = []
         policy = None if self.policies is None else self.policies.new_pass(tail)
@@ -228,8 +237,8 @@ class ScoreSlice:
             keep=0,
             on_trace=on_trace,
         )
-        # evaluate_traces lists unreadable files, then the errors, then the -k count
-        unreadable = list(summary.warnings[: len(summary.warnings) - len(errors) - bool(skipped)])
+        # evaluate_traces lists unreadable files, then the errors, then what selected declined
+        unreadable = list(summary.warnings[: len(summary.warnings) - len(errors) - bool(declined)])
         if not final:  # (a trace skipped at the slice's end, line 0, is not this slice's)
             errors = [error for error in errors if error.line]
         report = None
@@ -239,7 +248,7 @@ class ScoreSlice:
             report = policy.report
         return SliceOutput(
             part,
-            entries,
+            [],
             unreadable,
             errors,
             skipped,
@@ -275,7 +284,7 @@ def evaluate_traces_in_workers(
     workers = executor.workers
     sizes = shrinking_sizes(workers) if slice_bytes is None else fixed_sizes(slice_bytes)
     lead_in = LeadIn.first()
-    parts = iter_slices(paths, sizes, lead_in)
+    parts = iter_slices(paths, sizes, lead_in, FIRST_SLICE_BYTES)
     # one local worker is this process; a cluster of one still takes the work off this machine
     alone = workers <= 1 and isinstance(executor, LocalPool)
     first = [] if alone else list(itertools.islice(parts, 2))
@@ -313,22 +322,37 @@ def evaluate_traces_in_workers(
                 lost.append(_lost(part, exc, local))
             return job(part)
 
+    def passed_on(result: ScenarioResult) -> None:
+        merge.emit(SliceOutput(result_part, [result], [], [], 0, False))
+
     session = executor.open(job)
+    slices = _InFlight(session, itertools.chain(first, parts), workers)
+    result_part = first[0]
     try:
         with stops_forwarded():
-            cut: _Cut | None = None
-            for part, future in in_order(session, itertools.chain(first, parts), 2 * workers):
-                scored = output(part, future)
-                if cut is None or not part.start:  # a file's first slice
+            cut = _Cut()
+            for number, part, future in slices:
+                if number in lead_in.uncut:
+                    continue  # its file's rest was read here
+                if not part.start:  # a file's first slice
                     cut = _Cut()
-                short = cut.missed(scored)
-                if short is not None:
+                elif cut.hopeless(part, lead_in):
+                    # cutting this file costs more than it saves: its rest is read here, as
+                    # one process would, and the slices of it in flight are dropped
+                    lead_in.uncut.add(number)
+                    result_part = cut.again(dataclasses.replace(part, line_count=None))
+                    merge.emit(job.scored(result_part, passed_on))
+                    continue
+                scored = output(part, future)
+                if cut.missed(scored) is not None:
                     # scored again with a lead-in from where one process began those traces
-                    again = cut.again(part)
+                    again = cut.again(part, scored)
                     scored = output(again, session.submit(again))
-                    if short:  # a trace longer than the lead-in: later slices read more
-                        lead_in.size = min(2 * lead_in.size, SLICE_BYTES)
+                    cut.rescored += 1
                 cut.advance(scored)
+                if cut.completed:  # (the lead-in stays until a trace shows the spread)
+                    lead_in.lines = cut.spread
+                slices.fill()  # the next slices cut with the lead-in sized from it
                 merge.emit(scored)
     except KeyboardInterrupt:
         merge.interrupted = True
@@ -340,8 +364,53 @@ def evaluate_traces_in_workers(
     )
 
 
+class _InFlight:
+    """The slices, each with its future, in input order, with the number of its file.
+
+    :func:`~harness.parallel.executor.in_order`, but a slice is cut and submitted when the
+    parent asks (:meth:`fill`), after it took the slice before, so its lead-in is sized from
+    all the slices taken; and while a cut file's first slice is out, only ``workers`` are (the
+    later ones wait for the lead-in it sizes).
+    """
+
+    def __init__(
+        self, session: Session[FileSlice, SliceOutput], parts: Iterator[FileSlice], workers: int
+    ) -> None:
+        self._session, self._parts, self._workers = session, parts, workers
+        self._pending: deque[tuple[int, FileSlice, Future[SliceOutput]]] = deque()
+        self._files = -1  # the file of the last slice cut (its position in the input)
+        self._probing = 0  # cut files' first slices in flight
+
+    def fill(self) -> None:
+        """Submit slices up to the limit."""
+        pending = self._pending
+        while len(pending) < (self._workers if self._probing else 2 * self._workers):
+            part = next(self._parts, None)
+            if part is None:
+                return
+            if not part.start:
+                self._files += 1
+                self._probing += part.line_count is not None
+            pending.append((self._files, part, self._session.submit(part)))
+
+    def __iter__(self) -> Iterator[tuple[int, FileSlice, Future[SliceOutput]]]:
+        self.fill()
+        pending = self._pending
+        while pending:
+            number, part, future = pending.popleft()
+            if not part.start and part.line_count is not None:
+                self._probing -= 1
+            yield number, part, future
+            self.fill()
+
+
+_ROOTLESS = 100
+"""Open traces above which a file where more stay open than complete is read as one process."""
+
+
 class _Cut:
-    """What one process reading a file would know where the current slice starts."""
+    """What one process reading a file would know where the current slice starts, and what
+    cutting it has cost so far."""
 
     def __init__(self) -> None:
         self.open: dict[str, int] = {}
@@ -351,6 +420,11 @@ class _Cut:
         self.lines: list[int] = []
         self.offsets: list[int] = []
         """The first line and the byte offset of each slice so far."""
+        self.spread = 0
+        """The most lines from a trace's first span to its root so far."""
+        self.completed = 0
+        self.rescored = 0
+        """Slices scored again (:meth:`missed`)."""
 
     def missed(self, output: SliceOutput) -> bool | None:
         """None when the slice read its traces as one process; else True when a trace it
@@ -358,24 +432,45 @@ class _Cut:
         if output.interrupted:
             return None  # (what it scored is reported as it is)
         part, opened, complete = output.part, self.open, self.complete.lines
-        for trace_id, first, _ in output.ledger:
+        final = part.line_count is None
+        for trace_id, first, line in output.ledger:
             began = opened.get(trace_id)
             if began is not None:
-                if began != first:
-                    return True  # its first spans are before the lead-in
+                # a trace it completes (or, the last slice, reports open) whose first spans
+                # are before its lead-in; one it leaves open is not its to report
+                if began != first and (line or final):
+                    return bool(line)
             elif trace_id in complete or first < part.first_line:
                 return False  # spans after its root: one process reports them
-        if part.line_count is None and opened:  # the last slice reports the open traces
+        if final and opened:  # the last slice reports the open traces
             ids = {trace_id for trace_id, _, _ in output.ledger}
             if not ids.issuperset(opened):
                 return False
         return None
 
-    def again(self, part: FileSlice) -> FileSlice:
-        """``part`` with a lead-in from the first span of every trace open at its start,
+    def hopeless(self, part: FileSlice, lead_in: LeadIn) -> bool:
+        """Would cutting the rest of the file at ``part`` cost more than it saves?
+
+        When more traces stay open than complete (their roots live elsewhere), the last slice
+        would read them all again; when a third of the slices had to be scored again, or the
+        lead-in the spread asks for reaches half a slice, every slice is read nearly twice.
+        """
+        if len(self.open) > max(_ROOTLESS, self.completed):
+            return True
+        if self.rescored >= 2 and 3 * self.rescored > len(self.lines):
+            return True
+        return not lead_in.fits(part.start, part.first_line)
+
+    def again(self, part: FileSlice, output: SliceOutput | None = None) -> FileSlice:
+        """``part`` with a lead-in from the first span of the traces open at its start that it
+        needs (those ``output``, its first scoring, completed; all when it is the file's last),
         reading only theirs, and the traces complete before it."""
         complete = tuple(self.complete.lines.items())
-        begins = min(self.open.values(), default=part.first_line)
+        needed = self.open
+        if output is not None and part.line_count is not None:
+            completes = {trace_id for trace_id, _, line in output.ledger if line}
+            needed = {key: line for key, line in needed.items() if key in completes}
+        begins = min(needed.values(), default=part.first_line)
         if begins >= part.first_line:
             return dataclasses.replace(part, lead_in=None, lead_ids=None, complete=complete)
         index = bisect.bisect_right(self.lines, begins) - 1  # the slice it began in
@@ -383,7 +478,7 @@ class _Cut:
             part,
             lead_in=self.offsets[index],
             lead_in_line=self.lines[index],
-            lead_ids=frozenset(self.open),
+            lead_ids=frozenset(needed),
             complete=complete,
         )
 
@@ -392,8 +487,10 @@ class _Cut:
         opened, complete = self.open, self.complete
         for trace_id, first, line in output.ledger:
             if line:
-                opened.pop(trace_id, None)
+                began = opened.pop(trace_id, first)
                 complete.add(trace_id, line)
+                self.completed += 1
+                self.spread = max(self.spread, line - began)
             else:
                 opened.setdefault(trace_id, first)
         self.lines.append(output.part.first_line)

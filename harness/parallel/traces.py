@@ -350,8 +350,7 @@ def evaluate_traces_in_workers(
                     scored = output(again, session.submit(again))
                     cut.rescored += 1
                 cut.advance(scored)
-                if cut.completed:  # (the lead-in stays until a trace shows the spread)
-                    lead_in.lines = cut.spread
+                lead_in.lines = cut.reach
                 slices.fill()  # the next slices cut with the lead-in sized from it
                 merge.emit(scored)
     except KeyboardInterrupt:
@@ -422,6 +421,8 @@ class _Cut:
         """The first line and the byte offset of each slice so far."""
         self.spread = 0
         """The most lines from a trace's first span to its root so far."""
+        self.end = 1
+        """The line after the slices so far."""
         self.completed = 0
         self.rescored = 0
         """Slices scored again (:meth:`missed`)."""
@@ -495,6 +496,17 @@ class _Cut:
                 opened.setdefault(trace_id, first)
         self.lines.append(output.part.first_line)
         self.offsets.append(output.part.start)
+        self.end = output.part.first_line + (output.part.line_count or 0)
+
+    @property
+    def reach(self) -> int | None:
+        """The lines a lead-in should cover (:attr:`LeadIn.lines`): the longest trace so far;
+        before any completed, twice the age of the oldest one open (None: no trace yet)."""
+        if self.completed:
+            return self.spread
+        if self.open:
+            return 2 * (self.end - min(self.open.values()))
+        return None
 
 
 class _Merge:

@@ -102,7 +102,7 @@ class LeadIn:
     """The lead-in until the file shows its spread."""
     floor: int = 0
     """The least lead-in once sized from ``lines`` (a trace a little longer than any seen so
-    far then costs no second scoring)."""
+    far then costs no second scoring); the parent doubles a lead-in that fell short into it."""
     lines: int | None = None
     uncut: set[int] = field(default_factory=set)
 
@@ -123,7 +123,7 @@ class LeadIn:
 
     def _wanted(self, start: int, first_line: int) -> int:
         if self.lines is None or first_line <= 1:
-            return self.size
+            return max(self.size, self.floor)
         return max(int(self.lines * LEAD_IN_MARGIN * start / (first_line - 1)), self.floor)
 
 

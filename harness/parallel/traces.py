@@ -14,20 +14,38 @@ traces it *completes* (their root comes last: exporters write a span when it end
 trace whose root never comes is the last slice's (one process reports it at the end of the
 file). Its worker first reads a lead-in, the lines before the slice
 (:class:`~harness.parallel.shards.LeadIn`), only to gather the earlier spans of those traces:
-traces completed there, and what cannot be read there, are the slice before's. Each worker
-lists every trace it handed out with the line of its first span (``SliceOutput.ledger``), and
-the parent, taking slices in input order, keeps what one process would know at the cut: the
-traces open there with the line of their first span, and the traces already complete. A slice
-is taken as it is when its worker saw every trace it completes from its first span on, took no
-span of a completed trace for a new trace, and (the last slice) saw every trace still open;
-otherwise (a trace longer than the lead-in, late spans of a trace completed before it) it is
-scored again with a lead-in from the first span of the traces open at its cut, reading only
-their spans there, and told the traces complete before it, so it reads as one process would.
-So the results, errors and policy reports are one process's, in its order, with no trace
-scored twice, and a file whose traces are always interleaved is still cut. The parent holds
-trace ids only: those open at the cut (as one process holds those traces) and the complete ones
-the reader remembers (:data:`~tracing.otlp.reader.REMEMBERED_COMPLETE`, replayed in the same
-order, so a late span is reported, or read as a new trace, exactly when one process does).
+traces completed there, and what cannot be read there, are the slice before's; traces still
+open at its end are not its own, and are not scored. Each worker lists every trace it handed
+out with the line of its first span and the line that completed it (``SliceOutput.ledger``),
+and the parent, taking slices in input order, keeps what one process would know at the cut:
+the traces open there with the line of their first span, and the traces already complete. A
+slice is taken as it is when its worker saw every trace it completes from its first span on,
+took no span of a completed trace for a new trace, and (the last slice) saw every trace still
+open; otherwise (a trace longer than the lead-in, late spans of a trace completed before it) it
+is scored again with a lead-in from the first span of the open traces it completes (all open
+ones, the last slice), reading only their spans there, and told the traces complete before
+it, so it reads as one process would. So the results, errors and policy reports are one
+process's, in its order, with no trace scored twice, and a file whose traces are always
+interleaved is still cut. The parent holds trace ids only: those open at the cut (as one
+process holds those traces) and the complete ones the reader remembers
+(:data:`~tracing.otlp.reader.REMEMBERED_COMPLETE`, replayed in the same order, so a late span
+is reported, or read as a new trace, exactly when one process does).
+
+How long a lead-in: what the file shows. A cut file's first slice is short
+(:data:`~harness.parallel.shards.FIRST_SLICE_BYTES`), and while it is out only ``workers``
+slices are; each later slice is cut when the one before it is taken, so its lead-in covers
+twice the longest trace seen so far, from first span to root, in lines, at the file's bytes
+per line (:meth:`~harness.parallel.shards.LeadIn.bytes_before`; before a trace completed,
+twice the age of the oldest open one), and the slice is at least twice its lead-in. A trace
+longer than that costs its slice a second scoring, and the spread it shows sizes the next
+lead-ins. Cutting a file must not cost more than it saves: before each slice the parent reads
+the rest of the file itself, as one process would, when more than :data:`_ROOTLESS` traces are
+open and more stay open than complete (roots in another service: the last slice would read
+them all again), when a third of its slices had to be scored again, or when the lead-in the
+spread asks for reaches half of :data:`~harness.parallel.shards.SLICE_BYTES`; the slices of
+it in flight are dropped, and its later lines are not cut. Such a file costs little more
+than in one process: its short first slice and the few slices then in flight (in workers,
+beside it); the parent passes the results on as it scores them.
 
 Why not partitions by trace id (N tasks over one range, each keeping the traces whose id
 hashes to it): each task still reads every line, and the parent must hold and interleave N
@@ -344,11 +362,14 @@ def evaluate_traces_in_workers(
                     merge.emit(job.scored(result_part, passed_on))
                     continue
                 scored = output(part, future)
-                if cut.missed(scored) is not None:
+                short = cut.missed(scored)
+                if short is not None:
                     # scored again with a lead-in from where one process began those traces
                     again = cut.again(part, scored)
                     scored = output(again, session.submit(again))
                     cut.rescored += 1
+                    if short and part.lead_in is not None:  # (lines longer than most, too)
+                        lead_in.floor = max(lead_in.floor, 2 * (part.start - part.lead_in))
                 cut.advance(scored)
                 lead_in.lines = cut.reach
                 slices.fill()  # the next slices cut with the lead-in sized from it

@@ -13,6 +13,7 @@ docs/architecture.md, "Processes".
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ __all__ = [
     "iter_slices",
     "plan_shards",
     "plan_slices",
+    "refit",
     "shard_concurrency",
     "shrinking_sizes",
 ]
@@ -150,6 +152,14 @@ def iter_slices(
         else:
             yield from _cut(path, size, sizes, left, lead_in, number, first_bytes)
         left -= size
+
+
+def refit(part: FileSlice, lead_in: LeadIn) -> FileSlice:
+    """``part``, cut before ``lead_in`` was sized, with the lead-in it gives now."""
+    with open(part.path, "rb") as fp:
+        size = lead_in.bytes_before(part.start, part.first_line)
+        begin, line = _lead_in(fp, part.start, part.first_line, size)
+    return dataclasses.replace(part, lead_in=begin, lead_in_line=line)
 
 
 def _length(path: str | Path) -> int:

@@ -79,6 +79,7 @@ from harness.parallel.shards import (
     LeadIn,
     fixed_sizes,
     iter_slices,
+    refit,
     shrinking_sizes,
 )
 from harness.run.results import CheckResult, ResultSample, RunResult, ScenarioResult, SuiteResult
@@ -329,6 +330,7 @@ def evaluate_traces_in_workers(
     first_error = len(errors)
     merge = _Merge(ResultSample(keep), progress, errors, policy)
     lost: list[str] = []  # the warning, once a worker died
+    cut, rest, files = _Cut(), first[0], -1  # (rest: what is read here to its file's end)
 
     def output(part: FileSlice, future: Future[SliceOutput]) -> SliceOutput:
         try:
@@ -341,25 +343,46 @@ def evaluate_traces_in_workers(
             return job(part)
 
     def passed_on(result: ScenarioResult) -> None:
-        merge.emit(SliceOutput(result_part, [result], [], [], 0, False))
+        merge.emit(SliceOutput(rest, [result], [], [], 0, False))
 
+    def read_on(number: int, part: FileSlice) -> None:
+        # cutting this file costs more than it saves: its rest is read here, as one process
+        # would, and the slices of it in flight are dropped
+        nonlocal rest
+        lead_in.uncut.add(number)
+        rest = cut.again(dataclasses.replace(part, line_count=None))
+        merge.emit(job.scored(rest, passed_on))
+
+    head = None
+    if first[0].line_count is not None:
+        # a cut file's first slice is scored here before a worker starts: the lead-in of every
+        # later slice is sized from it, a file whose traces never complete is read on here
+        # with no slice scored in vain, and the workers fork with what it warmed up
+        head = job(first[0])
+        cut.advance(head)
+        lead_in.lines = cut.reach
+        first, files = [refit(first[1], lead_in)], 0  # (cut before the lead-in was sized)
+        if head.interrupted:
+            merge.emit(head)
+            first, parts, head = [], iter(()), None
+        elif cut.hopeless(first[0], lead_in):
+            merge.emit(head)
+            read_on(0, first[0])
+            first, head = [], None
     session = executor.open(job)
-    slices = _InFlight(session, itertools.chain(first, parts), workers)
-    result_part = first[0]
+    slices = _InFlight(session, itertools.chain(first, parts), workers, files)
     try:
         with stops_forwarded():
-            cut = _Cut()
+            slices.fill()  # the workers start while this process passes the first results on
+            if head is not None:
+                merge.emit(head)
             for number, part, future in slices:
                 if number in lead_in.uncut:
                     continue  # its file's rest was read here
                 if not part.start:  # a file's first slice
                     cut = _Cut()
                 elif cut.hopeless(part, lead_in):
-                    # cutting this file costs more than it saves: its rest is read here, as
-                    # one process would, and the slices of it in flight are dropped
-                    lead_in.uncut.add(number)
-                    result_part = cut.again(dataclasses.replace(part, line_count=None))
-                    merge.emit(job.scored(result_part, passed_on))
+                    read_on(number, part)
                     continue
                 scored = output(part, future)
                 short = cut.missed(scored)
@@ -394,11 +417,17 @@ class _InFlight:
     """
 
     def __init__(
-        self, session: Session[FileSlice, SliceOutput], parts: Iterator[FileSlice], workers: int
+        self,
+        session: Session[FileSlice, SliceOutput],
+        parts: Iterator[FileSlice],
+        workers: int,
+        files: int = -1,
     ) -> None:
+        """``files``: the position in the input of the file ``parts`` go on with (-1: they
+        begin with a file's first slice)."""
         self._session, self._parts, self._workers = session, parts, workers
         self._pending: deque[tuple[int, FileSlice, Future[SliceOutput]]] = deque()
-        self._files = -1  # the file of the last slice cut (its position in the input)
+        self._files = files  # the file of the last slice cut (its position in the input)
         self._probing = 0  # cut files' first slices in flight
 
     def fill(self) -> None:

@@ -257,9 +257,9 @@ def test_the_first_slice_sizes_the_lead_ins_of_the_rest(
     monkeypatch: pytest.MonkeyPatch,
     scorings: Callable[[], list[Scoring]],
 ) -> None:
-    """Traces spread over 25 kB of lines, lead-ins of 2 kB to start with: the slice cut
-    before the first came back is scored again, and no other, however many there are (the
-    lead-in does not grow by misses); the later lead-ins cover the spread."""
+    """Traces spread over 25 kB of lines, lead-ins of 2 kB to start with: the first slice,
+    scored here before any worker starts, sizes every later lead-in, so each covers the
+    spread and no slice is scored again (the lead-in does not grow by misses)."""
     folder, scenarios, policy = setup
     path = folder / "spread.jsonl"
     bench.write_layout(path, 2_000, "span-per-line-interleaved", 10)
@@ -269,10 +269,10 @@ def test_the_first_slice_sizes_the_lead_ins_of_the_rest(
     seen = scorings()
     one = _run([path], scenarios, policy, 1, 60_000)
     assert many[0] == one[0] and many[2] == one[2] and many[1].warnings == one[1].warnings
-    assert len(seen) > 10
-    assert [row.first_line for row in seen if row.again] == [seen[1].first_line]
+    assert len(seen) > 10 and seen[0].pid == os.getpid() and seen[0].first_line == 1
+    assert not any(row.again for row in seen)
     spread = 33 * 739  # (lines from a trace's first span to its root) x (bytes a line)
-    assert all(row.lead_in > spread for row in seen if row.first_line > seen[1].first_line)
+    assert all(row.lead_in > spread for row in seen[1:])
 
 
 def test_a_file_whose_traces_never_complete_is_read_on_here(
@@ -295,8 +295,8 @@ def test_a_file_whose_traces_never_complete_is_read_on_here(
     assert many[0] == one[0] and many[2] == one[2] and many[1].warnings == one[1].warnings
     assert len(many[0]) > 200  # (every trace is reported, at the end of the file)
     here = [row for row in seen if row.pid == os.getpid()]
-    assert len(here) == 1 and here[0].to_the_end
-    after = [row for row in seen if row.pid != os.getpid() and row.first_line > here[0].first_line]
+    assert len(here) == 2 and here[0].first_line == 1 and here[1].to_the_end
+    after = [row for row in seen if row.pid != os.getpid() and row.first_line > here[1].first_line]
     assert len(after) < 2 * 2  # (in flight when the rest was read here)
     assert len(seen) < cut / 2 and not any(row.again for row in seen if row.pid != os.getpid())
 
@@ -307,7 +307,7 @@ def test_a_lead_in_past_half_a_slice_reads_the_rest_here(
     scorings: Callable[[], list[Scoring]],
 ) -> None:
     """Traces spread over more than a quarter of a slice: each slice would read nearly twice
-    its lines, so the file's rest is read in this process."""
+    its lines, so the file's rest is read in this process, right after its first slice."""
     folder, scenarios, policy = setup
     path = folder / "wide.jsonl"
     bench.write_layout(path, 1_000, "span-per-line-interleaved", 10)
@@ -318,8 +318,8 @@ def test_a_lead_in_past_half_a_slice_reads_the_rest_here(
     one = _run([path], scenarios, policy, 1, 60_000)
     assert many[0] == one[0] and many[2] == one[2] and many[1].warnings == one[1].warnings
     here = [row for row in seen if row.pid == os.getpid()]
-    assert len(here) == 1 and here[0].to_the_end and here[0].first_line > 1
-    assert not any(row.again for row in seen if row.pid != os.getpid())
+    assert len(here) == 2 and here[0].first_line == 1 and here[1].to_the_end
+    assert seen == here  # (the first slice showed the spread: no worker scored a slice)
 
 
 _CLOCKS = [

@@ -103,9 +103,12 @@ class LeadIn:
     size: int
     """The lead-in until the file shows its spread."""
     floor: int = 0
-    """The least lead-in once sized from ``lines`` (a trace a little longer than any seen so
-    far then costs no second scoring); the parent doubles a lead-in that fell short into it."""
+    """The least lead-in once sized (a trace a little longer than any seen so far then costs
+    no second scoring)."""
     lines: int | None = None
+    fell_short: int = 0
+    """The longest lead-in that missed the start of a trace (lines longer than most, too):
+    later ones are at least twice as long."""
     uncut: set[int] = field(default_factory=set)
 
     @classmethod
@@ -114,19 +117,23 @@ class LeadIn:
         return cls(LEAD_IN_BYTES, LEAD_IN_BYTES // 8)
 
     def bytes_before(self, start: int, first_line: int) -> int:
-        """The lead-in of a slice beginning at byte ``start``, line ``first_line``: ``lines``
-        times :data:`LEAD_IN_MARGIN` at the file's bytes per line so far, at most half a
-        :data:`SLICE_BYTES` (beyond that the parent reads the rest of the file itself)."""
-        return min(self._wanted(start, first_line), SLICE_BYTES // 2)
+        """The lead-in of a slice beginning at byte ``start``, line ``first_line``: what
+        :meth:`fits` weighs, at least ``floor``, at most half a :data:`SLICE_BYTES` (beyond
+        that the parent reads the rest of the file itself)."""
+        wanted = self.size
+        if self.lines is not None:
+            wanted = max(self._needed(start, first_line), self.floor)
+        return min(max(wanted, 2 * self.fell_short), SLICE_BYTES // 2)
 
     def fits(self, start: int, first_line: int) -> bool:
-        """Is the lead-in the spread asks for there less than half a :data:`SLICE_BYTES`?"""
-        return self._wanted(start, first_line) < SLICE_BYTES // 2
+        """Is what the file showed so far (``lines`` times :data:`LEAD_IN_MARGIN` at its bytes
+        per line up to ``start``, twice ``fell_short``) less than half a :data:`SLICE_BYTES`?"""
+        return max(self._needed(start, first_line), 2 * self.fell_short) < SLICE_BYTES // 2
 
-    def _wanted(self, start: int, first_line: int) -> int:
+    def _needed(self, start: int, first_line: int) -> int:
         if self.lines is None or first_line <= 1:
-            return max(self.size, self.floor)
-        return max(int(self.lines * LEAD_IN_MARGIN * start / (first_line - 1)), self.floor)
+            return 0
+        return int(self.lines * LEAD_IN_MARGIN * start / (first_line - 1))
 
 
 def iter_slices(

@@ -392,7 +392,7 @@ def evaluate_traces_in_workers(
                     scored = output(again, session.submit(again))
                     cut.rescored += 1
                     if short and part.lead_in is not None:  # (lines longer than most, too)
-                        lead_in.floor = max(lead_in.floor, 2 * (part.start - part.lead_in))
+                        lead_in.fell_short = max(lead_in.fell_short, part.start - part.lead_in)
                 cut.advance(scored)
                 lead_in.lines = cut.reach
                 slices.fill()  # the next slices cut with the lead-in sized from it

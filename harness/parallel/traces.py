@@ -32,20 +32,23 @@ process holds those traces) and the complete ones the reader remembers
 is reported, or read as a new trace, exactly when one process does).
 
 How long a lead-in: what the file shows. A cut file's first slice is short
-(:data:`~harness.parallel.shards.FIRST_SLICE_BYTES`), and while it is out only ``workers``
-slices are; each later slice is cut when the one before it is taken, so its lead-in covers
-twice the longest trace seen so far, from first span to root, in lines, at the file's bytes
-per line (:meth:`~harness.parallel.shards.LeadIn.bytes_before`; before a trace completed,
-twice the age of the oldest open one), and the slice is at least twice its lead-in. A trace
-longer than that costs its slice a second scoring, and the spread it shows sizes the next
-lead-ins. Cutting a file must not cost more than it saves: before each slice the parent reads
-the rest of the file itself, as one process would, when more than :data:`_ROOTLESS` traces are
-open and more stay open than complete (roots in another service: the last slice would read
-them all again), when a third of its slices had to be scored again, or when the lead-in the
-spread asks for reaches half of :data:`~harness.parallel.shards.SLICE_BYTES`; the slices of
-it in flight are dropped, and its later lines are not cut. Such a file costs little more
-than in one process: its short first slice and the few slices then in flight (in workers,
-beside it); the parent passes the results on as it scores them.
+(:data:`~harness.parallel.shards.FIRST_SLICE_BYTES`); the input's first one is scored in the
+parent before a worker starts (the workers then fork with what it warmed up, and its results
+are passed on while they start), a later file's with only ``workers`` slices out. Each later
+slice is cut when the one before it is taken, so its lead-in covers twice the longest trace
+seen so far, first span to root, in lines at the file's bytes per line (before a trace
+completed, twice the age of the oldest open one), at least 64 KB, and twice any lead-in that
+fell short (:meth:`~harness.parallel.shards.LeadIn.bytes_before`); the slice is at least
+twice its lead-in. A trace longer than that costs its slice a second scoring, and the spread it
+shows sizes the next lead-ins. Cutting a file must not cost more than it saves: before each
+slice the parent reads the rest of the file itself, as one process would, when more than
+:data:`_ROOTLESS` traces are open and more stay open than complete (roots in another service:
+the last slice would read them all again), when a third of its slices had to be scored again,
+or when the lead-in the file asks for reaches half of
+:data:`~harness.parallel.shards.SLICE_BYTES`; the slices of it in flight are dropped, and its
+later lines are not cut. Such a file costs little more than in one process (its first slice
+is read twice at most, in a lead-in that holds only the open traces' spans), and the parent
+passes the results on as it scores them.
 
 Why not partitions by trace id (N tasks over one range, each keeping the traces whose id
 hashes to it): each task still reads every line, and the parent must hold and interleave N

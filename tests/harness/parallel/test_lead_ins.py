@@ -3,9 +3,13 @@
 Random trace sets are written in random interleavings and batchings (as concurrent apps, the
 SDK's processors and the Collector write them), with traces whose root never comes, late spans
 of a completed trace, unreadable lines and bad spans, then scored with random worker counts,
-slice sizes and lead-ins (small, so cuts fall inside traces and lead-ins fall short): the
-results, their order, the warnings, the ``-k`` count and the policy report are one process's
-(harness/parallel/traces.py).
+slice sizes and lead-ins (small, so cuts fall inside traces and lead-ins fall short), with
+traces far longer than any lead-in and files whose traces mostly or never complete, and with
+the guards that read a file's rest in the parent set off: the results, their order, the
+warnings, the ``-k`` count and the policy report are one process's (harness/parallel/traces.py).
+Where each slice was scored (a worker or this process, again or not) is read from a log each
+scoring writes as it starts: the lead-ins are sized from the first slice, and a file whose
+cutting costs more than it saves is read on here, once.
 """
 
 from __future__ import annotations

@@ -22,9 +22,12 @@ file its size and traces, traces/s of each command (median of the rounds, or the
 the ratio of ``--workers 2`` to ``--workers 1`` and of each command to the reader, and peak RSS
 (the command's process, and its largest pool worker). The JSON reports of ``--workers 1`` and
 ``--workers 2`` must be equal but for timing fields: a ``MISMATCH`` line says where they differ.
+``--baseline DIR``: the ``eval-traces`` commands run with that checkout's code too (``git
+archive main | tar -x -C DIR``), in the same rounds, its figures printed as ``before:``.
 
     .venv/bin/python benchmarks/bench_producers.py [--size MB] [--quick] [--rounds N]
-        [--producers NAME [NAME ...]] [--keep DIR]
+        [--producers NAME [NAME ...]] [--layouts LAYOUT [LAYOUT ...]] [--keep DIR]
+        [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -404,13 +407,13 @@ class Measure:
     worker_mb: float
 
 
-def child(code: str, *args: str) -> Measure:
-    """Run ``code`` in a fresh interpreter from the repository's root."""
+def child(code: str, *args: str, tree: Path = ROOT) -> Measure:
+    """Run ``code`` in a fresh interpreter from ``tree``'s root (its code imported first)."""
     proc = subprocess.run(
         [sys.executable, "-c", code + _PEAK, *args],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=tree,
         check=False,
     )
     lines = proc.stdout.strip().splitlines()
@@ -465,25 +468,32 @@ class FileRun:
     mismatches: list[str] = field(default_factory=list)
 
 
-def one_round(run: FileRun, folder: Path, policy: Path, suite: Path) -> None:
-    """Every command once on ``run``'s file; the --workers 1 and 2 reports compared."""
+def one_round(
+    run: FileRun, folder: Path, policy: Path, suite: Path, trees: dict[str, Path]
+) -> None:
+    """Every command once on ``run``'s file (with each of ``trees``' code: label prefix ->
+    checkout); the --workers 1 and 2 reports compared."""
     measured = child(CHILD_READER, str(run.path))
     run.times.setdefault("reader", []).append(measured.seconds)
     run.counted = measured.first
     run.peaks["reader"] = _max_peaks(run.peaks.get("reader"), measured)
     reports: dict[str, Any] = {}
     for label, extra in COMMANDS.items():
-        out = folder / f"{label.split(',')[0]}-{label[-1]}.json"
-        args = [a.format(policy=policy, suite=suite) for a in extra]
-        measured = child(CHILD_EVAL, str(run.path), "--json", str(out), "-q", *args)
-        run.times.setdefault(label, []).append(measured.seconds)
-        run.peaks[label] = _max_peaks(run.peaks.get(label), measured)
-        reports[label] = comparable(json.loads(out.read_text(encoding="utf-8")))
-        out.unlink()
-    for mode in ("rules", "scenario"):
-        found = first_difference(reports[f"{mode}, --workers 1"], reports[f"{mode}, --workers 2"])
-        if found:
-            run.mismatches.append(f"{mode}: {found}")
+        for prefix, tree in trees.items():
+            out = folder / f"{label.split(',')[0]}-{label[-1]}.json"
+            args = [a.format(policy=policy, suite=suite) for a in extra]
+            measured = child(CHILD_EVAL, str(run.path), "--json", str(out), "-q", *args, tree=tree)
+            named = prefix + label
+            run.times.setdefault(named, []).append(measured.seconds)
+            run.peaks[named] = _max_peaks(run.peaks.get(named), measured)
+            reports[named] = comparable(json.loads(out.read_text(encoding="utf-8")))
+            out.unlink()
+    for prefix in trees:
+        for mode in ("rules", "scenario"):
+            one, two = (reports[f"{prefix}{mode}, --workers {n}"] for n in (1, 2))
+            found = first_difference(one, two)
+            if found:
+                run.mismatches.append(f"{prefix}{mode}: {found}")
 
 
 def _max_peaks(old: tuple[float, float] | None, measured: Measure) -> tuple[float, float]:
@@ -497,8 +507,8 @@ def summary(times: list[float]) -> float:
     return statistics.median(times) if len(times) >= 3 else min(times)
 
 
-def report(run: FileRun) -> None:
-    """Print ``run``'s figures."""
+def report(run: FileRun, prefixes: list[str]) -> None:
+    """Print ``run``'s figures (each tree's, by label prefix)."""
     size = run.path.stat().st_size / 1e6
     reader = summary(run.times["reader"])
     print(
@@ -510,20 +520,24 @@ def report(run: FileRun) -> None:
         f"  {'reader alone (the baseline)':<24} {run.traces / reader:>8,.0f} traces/s "
         f"{reader:6.2f}s  peak RSS {peak:5.0f} MB"
     )
-    for label in COMMANDS:
+    for label in (prefix + label for label in COMMANDS for prefix in prefixes):
         seconds = summary(run.times[label])
         peak, worker = run.peaks[label]
         workers = ""
         if label.endswith("2"):  # no reaped child: the command scored in its own process
             workers = f" + largest worker {worker:.0f} MB" if worker else " (no worker process)"
         print(
-            f"  {label:<24} {run.traces / seconds:>8,.0f} traces/s {seconds:6.2f}s  "
+            f"  {label:<32} {run.traces / seconds:>8,.0f} traces/s {seconds:6.2f}s  "
             f"{seconds / reader:4.2f}x the reader's time  peak RSS {peak:5.0f} MB{workers}"
         )
     for mode in ("rules", "scenario"):
-        one, two = (summary(run.times[f"{mode}, --workers {n}"]) for n in (1, 2))
-        verdict = "SLOWER than one process" if two > one else "faster"
-        print(f"  {mode}: --workers 2 / --workers 1 = {one / two:.2f}x the speed ({verdict})")
+        for prefix in prefixes:
+            one, two = (summary(run.times[f"{prefix}{mode}, --workers {n}"]) for n in (1, 2))
+            verdict = "SLOWER than one process" if two > one else "faster"
+            print(
+                f"  {prefix}{mode}: --workers 2 / --workers 1 = {one / two:.2f}x the speed "
+                f"({verdict})"
+            )
     for mismatch in run.mismatches:
         print(f"  MISMATCH --workers 1 vs --workers 2 reports: {mismatch}")
     if not run.mismatches:
@@ -539,19 +553,31 @@ def main() -> None:
     parser.add_argument("--producers", nargs="+", default=list(DEFAULT_PRODUCERS))
     parser.add_argument("--layouts", nargs="+", choices=LAYOUTS, default=list(LAYOUTS))
     parser.add_argument("--keep", type=Path, help="write the files here and keep them")
+    parser.add_argument("--baseline", type=Path, help="a checkout to time too ('before:')")
     args = parser.parse_args()
     size = 10.0 if args.quick else args.size
     rounds = args.rounds or (2 if size > 150 else 3)
+    trees = {"": ROOT}
+    if args.baseline:
+        trees = {"before: ": args.baseline.resolve(), **trees}
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-        bench(args.keep, args.producers, args.layouts, size, rounds)
+        bench(args.keep, args.producers, args.layouts, size, rounds, trees)
         return
     with tempfile.TemporaryDirectory(prefix="bench-producers-") as tmp:
-        bench(Path(tmp), args.producers, args.layouts, size, rounds)
+        bench(Path(tmp), args.producers, args.layouts, size, rounds, trees)
 
 
-def bench(folder: Path, producers: list[str], layouts: list[str], size: float, rounds: int) -> None:
-    """Seed each producer, write its files, time every command on them."""
+def bench(
+    folder: Path,
+    producers: list[str],
+    layouts: list[str],
+    size: float,
+    rounds: int,
+    trees: dict[str, Path],
+) -> None:
+    """Seed each producer, write its files, time every command on them (with each tree's
+    code)."""
     from tracing.otlp.reader import OtlpJsonReader
 
     print(f"seeds: each producer's cases run once against the stand-in; {load()}")
@@ -579,11 +605,11 @@ def bench(folder: Path, producers: list[str], layouts: list[str], size: float, r
     )
     for index in range(rounds):
         for run in runs:
-            one_round(run, folder, policy, suite)
+            one_round(run, folder, policy, suite, trees)
             print(f"  round {index + 1}: {run.path.name} done", file=sys.stderr, flush=True)
         print(f"  round {index + 1} done; {load()}", flush=True)
     for run in runs:
-        report(run)
+        report(run, list(trees))
     print(f"\n{load()}")
 
 

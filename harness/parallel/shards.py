@@ -13,9 +13,10 @@ docs/architecture.md, "Processes".
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from tracing.otlp.file_format import FileSlice
 from tracing.otlp.sources import splits_by_line
 
 __all__ = [
+    "FIRST_SLICE_BYTES",
     "SLICE_BYTES",
     "LeadIn",
     "SliceSizes",
@@ -30,6 +32,7 @@ __all__ = [
     "iter_slices",
     "plan_shards",
     "plan_slices",
+    "refit",
     "shard_concurrency",
     "shrinking_sizes",
 ]
@@ -41,9 +44,18 @@ LEAD_IN_BYTES = 512 * 1024
 """A slice's lead-in to start with: the spread of a trace's spans in the file (about the
 requests in flight times a trace's size) is nearly always less."""
 
+LEAD_IN_MARGIN = 2
+"""A sized lead-in covers this many times the longest spread seen (lines differ in size, and
+a later trace may be longer)."""
+
 _MIN_SLICE_BYTES = 1024 * 1024
 """The smallest slice :func:`shrinking_sizes` cuts (below, a task's overhead would start to
 show)."""
+
+FIRST_SLICE_BYTES = 1024 * 1024
+"""At most this much in a cut file's first slice for ``eval-traces --workers``: its ledger
+shows the spread of the file's traces before the later slices' lead-ins are sized, and a file
+read as one process after it (harness.parallel.traces) has read little twice."""
 
 _BLOCK = 1024 * 1024
 
@@ -78,25 +90,61 @@ def shrinking_sizes(workers: int) -> SliceSizes:
 
 @dataclass(slots=True)
 class LeadIn:
-    """How many bytes before a slice its worker reads first (:class:`FileSlice`'s lead-in).
+    """How many bytes before a slice its worker reads first (:class:`FileSlice`'s lead-in), and
+    which files are cut no further.
 
-    Mutable on purpose: slices are cut as they are needed, and the parent grows it when a
-    trace began before a lead-in (harness.parallel.traces), so the next slices read enough.
+    Mutable on purpose: slices are cut as they are needed, and the parent (harness.parallel.
+    traces) tells the cutting what the slices taken so far showed: ``lines``, the spread of
+    a trace's spans in the file (lines from its first span to its root), from which each later
+    lead-in is sized; ``uncut``, the files (by position in the input) whose rest it reads as
+    one process.
     """
 
     size: int
+    """The lead-in until the file shows its spread."""
+    floor: int = 0
+    """The least lead-in once sized (a trace a little longer than any seen so far then costs
+    no second scoring)."""
+    lines: int | None = None
+    fell_short: int = 0
+    """The longest lead-in that missed the start of a trace (lines longer than most, too):
+    later ones are at least twice as long."""
+    uncut: set[int] = field(default_factory=set)
 
     @classmethod
     def first(cls) -> LeadIn:
         """:data:`LEAD_IN_BYTES`, to start with."""
-        return cls(LEAD_IN_BYTES)
+        return cls(LEAD_IN_BYTES, LEAD_IN_BYTES // 8)
+
+    def bytes_before(self, start: int, first_line: int) -> int:
+        """The lead-in of a slice beginning at byte ``start``, line ``first_line``: what
+        :meth:`fits` weighs, at least ``floor``, at most half a :data:`SLICE_BYTES` (beyond
+        that the parent reads the rest of the file itself)."""
+        wanted = self.size
+        if self.lines is not None:
+            wanted = max(self._needed(start, first_line), self.floor)
+        return min(max(wanted, 2 * self.fell_short), SLICE_BYTES // 2)
+
+    def fits(self, start: int, first_line: int) -> bool:
+        """Is what the file showed so far (``lines`` times :data:`LEAD_IN_MARGIN` at its bytes
+        per line up to ``start``, twice ``fell_short``) less than half a :data:`SLICE_BYTES`?"""
+        return max(self._needed(start, first_line), 2 * self.fell_short) < SLICE_BYTES // 2
+
+    def _needed(self, start: int, first_line: int) -> int:
+        if self.lines is None or first_line <= 1:
+            return 0
+        return int(self.lines * LEAD_IN_MARGIN * start / (first_line - 1))
 
 
 def iter_slices(
-    paths: Iterable[str | Path], sizes: SliceSizes, lead_in: LeadIn | None = None
+    paths: Iterable[str | Path],
+    sizes: SliceSizes,
+    lead_in: LeadIn | None = None,
+    first_bytes: int | None = None,
 ) -> Iterator[FileSlice]:
     """:func:`plan_slices` by ``sizes``, one slice at a time (the first is scored while the
-    rest are cut).
+    rest are cut); ``first_bytes``: at most this much in a cut file's first slice (it shows
+    the spread of the file's traces early, :class:`LeadIn`).
 
     Only uncompressed JSON lines files are cut (the sources' detection by content,
     :func:`~tracing.otlp.sources.splits_by_line`); gzip, documents and protobuf are one slice.
@@ -105,12 +153,20 @@ def iter_slices(
     paths = list(paths)
     lengths = [_length(path) for path in paths]
     left = sum(lengths)
-    for path, size in zip(paths, lengths, strict=True):
+    for number, (path, size) in enumerate(zip(paths, lengths, strict=True)):
         if size <= sizes(left) or not splits_by_line(path):  # gzip, documents, protobuf: whole
             yield FileSlice(path)
         else:
-            yield from _cut(path, size, sizes, left, lead_in)
+            yield from _cut(path, size, sizes, left, lead_in, number, first_bytes)
         left -= size
+
+
+def refit(part: FileSlice, lead_in: LeadIn) -> FileSlice:
+    """``part``, cut before ``lead_in`` was sized, with the lead-in it gives now."""
+    with open(part.path, "rb") as fp:
+        size = lead_in.bytes_before(part.start, part.first_line)
+        begin, line = _lead_in(fp, part.start, part.first_line, size)
+    return dataclasses.replace(part, lead_in=begin, lead_in_line=line)
 
 
 def _length(path: str | Path) -> int:
@@ -122,21 +178,35 @@ def _length(path: str | Path) -> int:
 
 
 def _cut(
-    path: str | Path, size: int, sizes: SliceSizes, left: int, lead_in: LeadIn
+    path: str | Path,
+    size: int,
+    sizes: SliceSizes,
+    left: int,
+    lead_in: LeadIn,
+    number: int,
+    first_bytes: int | None,
 ) -> Iterator[FileSlice]:
     """Slices of one file, each ending at a newline, line numbers counted on the way; each but
-    the first with a lead-in of about ``lead_in.size`` bytes (the lines before it, where the
-    traces it completes began: harness.parallel.traces).
+    the first with a lead-in (the lines before it, where the traces it completes began:
+    harness.parallel.traces) of :meth:`LeadIn.bytes_before`, and, once that is sized from the
+    file, at least twice as long (so no slice reads more lead-in than its own lines).
 
-    ``left``: the input left from this file's start on, this file included.
+    ``left``: the input left from this file's start on, this file included; ``number``: the
+    file's position in the input (none is cut once it is in ``lead_in.uncut``).
     """
     start, first_line = 0, 1
     with open(path, "rb") as fp:
-        while True:
-            fp.seek(start + sizes(left - start))
+        while number not in lead_in.uncut:
+            lead_bytes = lead_in.bytes_before(start, first_line)
+            target = sizes(left - start)
+            if not start and first_bytes is not None:
+                target = min(target, first_bytes)
+            elif lead_in.lines is not None:
+                target = max(target, 2 * lead_bytes)
+            fp.seek(start + target)
             fp.readline()  # to the end of the line the target falls in
             end = fp.tell()
-            lead = _lead_in(fp, start, first_line, lead_in.size)
+            lead = _lead_in(fp, start, first_line, lead_bytes)
             if end >= size:
                 yield FileSlice(path, start, first_line, None, *lead)
                 return

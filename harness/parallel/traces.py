@@ -14,20 +14,41 @@ traces it *completes* (their root comes last: exporters write a span when it end
 trace whose root never comes is the last slice's (one process reports it at the end of the
 file). Its worker first reads a lead-in, the lines before the slice
 (:class:`~harness.parallel.shards.LeadIn`), only to gather the earlier spans of those traces:
-traces completed there, and what cannot be read there, are the slice before's. Each worker
-lists every trace it handed out with the line of its first span (``SliceOutput.ledger``), and
-the parent, taking slices in input order, keeps what one process would know at the cut: the
-traces open there with the line of their first span, and the traces already complete. A slice
-is taken as it is when its worker saw every trace it completes from its first span on, took no
-span of a completed trace for a new trace, and (the last slice) saw every trace still open;
-otherwise (a trace longer than the lead-in, late spans of a trace completed before it) it is
-scored again with a lead-in from the first span of the traces open at its cut, reading only
-their spans there, and told the traces complete before it, so it reads as one process would.
-So the results, errors and policy reports are one process's, in its order, with no trace
-scored twice, and a file whose traces are always interleaved is still cut. The parent holds
-trace ids only: those open at the cut (as one process holds those traces) and the complete ones
-the reader remembers (:data:`~tracing.otlp.reader.REMEMBERED_COMPLETE`, replayed in the same
-order, so a late span is reported, or read as a new trace, exactly when one process does).
+traces completed there, and what cannot be read there, are the slice before's; traces still
+open at its end are not its own, and are not scored. Each worker lists every trace it handed
+out with the line of its first span and the line that completed it (``SliceOutput.ledger``),
+and the parent, taking slices in input order, keeps what one process would know at the cut:
+the traces open there with the line of their first span, and the traces already complete. A
+slice is taken as it is when its worker saw every trace it completes from its first span on,
+took no span of a completed trace for a new trace, and (the last slice) saw every trace still
+open; otherwise (a trace longer than the lead-in, late spans of a trace completed before it) it
+is scored again with a lead-in from the first span of the open traces it completes (all open
+ones, the last slice), reading only their spans there, and told the traces complete before
+it, so it reads as one process would. So the results, errors and policy reports are one
+process's, in its order, with no trace scored twice, and a file whose traces are always
+interleaved is still cut. The parent holds trace ids only: those open at the cut (as one
+process holds those traces) and the complete ones the reader remembers
+(:data:`~tracing.otlp.reader.REMEMBERED_COMPLETE`, replayed in the same order, so a late span
+is reported, or read as a new trace, exactly when one process does).
+
+How long a lead-in: what the file shows. A cut file's first slice is short
+(:data:`~harness.parallel.shards.FIRST_SLICE_BYTES`); the input's first one is scored in the
+parent before a worker starts (the workers then fork with what it warmed up, and its results
+are passed on while they start), a later file's with only ``workers`` slices out. Each later
+slice is cut when the one before it is taken, so its lead-in covers twice the longest trace
+seen so far, first span to root, in lines at the file's bytes per line (before a trace
+completed, twice the age of the oldest open one), at least 64 KB, and twice any lead-in that
+fell short (:meth:`~harness.parallel.shards.LeadIn.bytes_before`); the slice is at least
+twice its lead-in. A trace longer than that costs its slice a second scoring, and the spread it
+shows sizes the next lead-ins. Cutting a file must not cost more than it saves: before each
+slice the parent reads the rest of the file itself, as one process would, when more than
+:data:`_ROOTLESS` traces are open and more stay open than complete (roots in another service:
+the last slice would read them all again), when a third of its slices had to be scored again,
+or when the lead-in the file asks for reaches half of
+:data:`~harness.parallel.shards.SLICE_BYTES`; the slices of it in flight are dropped, and its
+later lines are not cut. Such a file costs little more than in one process (its first slice
+is read twice at most, in a lead-in that holds only the open traces' spans), and the parent
+passes the results on as it scores them.
 
 Why not partitions by trace id (N tasks over one range, each keeping the traces whose id
 hashes to it): each task still reads every line, and the parent must hold and interleave N
@@ -46,20 +67,22 @@ import bisect
 import dataclasses
 import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.metrics.base import Score
-from harness.parallel.executor import Channel, Executor, WorkerLost, in_order
+from harness.parallel.executor import Channel, Executor, Session, WorkerLost
 from harness.parallel.local import LocalPool, stops_forwarded
 from harness.parallel.shards import (
-    SLICE_BYTES,
+    FIRST_SLICE_BYTES,
     LeadIn,
     fixed_sizes,
     iter_slices,
+    refit,
     shrinking_sizes,
 )
 from harness.run.results import CheckResult, ResultSample, RunResult, ScenarioResult, SuiteResult
@@ -187,15 +210,21 @@ class ScoreSlice:
 
         A trace still open at the end of a slice that stops before the end of its file is
         not this slice's (a later one completes it, or the last one reports it): it goes to
-        the ledger only.
+        the ledger only, unscored.
         """
-        final = part.line_count is None
         entries: list[Entry] = []
         heads: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        output = self.scored(part, lambda result: entries.append(lean(result, heads)))
+        return dataclasses.replace(output, entries=entries)
+
+    def scored(self, part: FileSlice, sink: Callable[[ScenarioResult], None]) -> SliceOutput:
+        """Score ``part``, handing each of its results to ``sink`` as it comes (the output's
+        ``entries`` stay empty)."""
+        final = part.line_count is None
         errors: list[OtlpJsonError] = []
         ledger: list[tuple[str, int, int]] = []
         kept = None if self.kept is None else {id(scenario) for scenario in self.kept}
-        skipped = 0
+        skipped = declined = 0  # -k's count; and with the traces not this slice's
         others = False  # the trace being scored is not this slice's
 
         def on_trace(trace: OtlpTrace, shown: str) -> None:
@@ -206,15 +235,17 @@ class ScoreSlice:
                 policy(trace, shown)
 
         def selected(scenario: Scenario) -> bool:
-            nonlocal skipped
-            if kept is None or id(scenario) in kept:
+            nonlocal skipped, declined
+            if kept is not None and id(scenario) not in kept:
+                skipped += not others
+            elif not others:
                 return True
-            skipped += not others
+            declined += 1  # (others: not scored here, its results would be dropped)
             return False
 
         def progress(result: ScenarioResult) -> None:
             if not others:
-                entries.append(lean(result, heads))
+                sink(result)
 
         tail: list[TailRun] = []
         policy = None if self.policies is None else self.policies.new_pass(tail)
@@ -228,8 +259,8 @@ class ScoreSlice:
             keep=0,
             on_trace=on_trace,
         )
-        # evaluate_traces lists unreadable files, then the errors, then the -k count
-        unreadable = list(summary.warnings[: len(summary.warnings) - len(errors) - bool(skipped)])
+        # evaluate_traces lists unreadable files, then the errors, then what selected declined
+        unreadable = list(summary.warnings[: len(summary.warnings) - len(errors) - bool(declined)])
         if not final:  # (a trace skipped at the slice's end, line 0, is not this slice's)
             errors = [error for error in errors if error.line]
         report = None
@@ -239,7 +270,7 @@ class ScoreSlice:
             report = policy.report
         return SliceOutput(
             part,
-            entries,
+            [],
             unreadable,
             errors,
             skipped,
@@ -275,7 +306,7 @@ def evaluate_traces_in_workers(
     workers = executor.workers
     sizes = shrinking_sizes(workers) if slice_bytes is None else fixed_sizes(slice_bytes)
     lead_in = LeadIn.first()
-    parts = iter_slices(paths, sizes, lead_in)
+    parts = iter_slices(paths, sizes, lead_in, FIRST_SLICE_BYTES)
     # one local worker is this process; a cluster of one still takes the work off this machine
     alone = workers <= 1 and isinstance(executor, LocalPool)
     first = [] if alone else list(itertools.islice(parts, 2))
@@ -302,6 +333,7 @@ def evaluate_traces_in_workers(
     first_error = len(errors)
     merge = _Merge(ResultSample(keep), progress, errors, policy)
     lost: list[str] = []  # the warning, once a worker died
+    cut, rest, files = _Cut(), first[0], -1  # (rest: what is read here to its file's end)
 
     def output(part: FileSlice, future: Future[SliceOutput]) -> SliceOutput:
         try:
@@ -313,22 +345,60 @@ def evaluate_traces_in_workers(
                 lost.append(_lost(part, exc, local))
             return job(part)
 
+    def passed_on(result: ScenarioResult) -> None:
+        merge.emit(SliceOutput(rest, [result], [], [], 0, False))
+
+    def read_on(number: int, part: FileSlice) -> None:
+        # cutting this file costs more than it saves: its rest is read here, as one process
+        # would, and the slices of it in flight are dropped
+        nonlocal rest
+        lead_in.uncut.add(number)
+        rest = cut.again(dataclasses.replace(part, line_count=None))
+        merge.emit(job.scored(rest, passed_on))
+
+    head = None
+    if first[0].line_count is not None:
+        # a cut file's first slice is scored here before a worker starts: the lead-in of every
+        # later slice is sized from it, a file whose traces never complete is read on here
+        # with no slice scored in vain, and the workers fork with what it warmed up
+        head = job(first[0])
+        cut.advance(head)
+        lead_in.lines = cut.reach
+        first, files = [refit(first[1], lead_in)], 0  # (cut before the lead-in was sized)
+        if head.interrupted:
+            merge.emit(head)
+            first, parts, head = [], iter(()), None
+        elif cut.hopeless(first[0], lead_in):
+            merge.emit(head)
+            read_on(0, first[0])
+            first, head = [], None
     session = executor.open(job)
+    slices = _InFlight(session, itertools.chain(first, parts), workers, files)
     try:
         with stops_forwarded():
-            cut: _Cut | None = None
-            for part, future in in_order(session, itertools.chain(first, parts), 2 * workers):
-                scored = output(part, future)
-                if cut is None or not part.start:  # a file's first slice
+            slices.fill()  # the workers start while this process passes the first results on
+            if head is not None:
+                merge.emit(head)
+            for number, part, future in slices:
+                if number in lead_in.uncut:
+                    continue  # its file's rest was read here
+                if not part.start:  # a file's first slice
                     cut = _Cut()
+                elif cut.hopeless(part, lead_in):
+                    read_on(number, part)
+                    continue
+                scored = output(part, future)
                 short = cut.missed(scored)
                 if short is not None:
                     # scored again with a lead-in from where one process began those traces
-                    again = cut.again(part)
+                    again = cut.again(part, scored)
                     scored = output(again, session.submit(again))
-                    if short:  # a trace longer than the lead-in: later slices read more
-                        lead_in.size = min(2 * lead_in.size, SLICE_BYTES)
+                    cut.rescored += 1
+                    if short and part.lead_in is not None:  # (lines longer than most, too)
+                        lead_in.fell_short = max(lead_in.fell_short, part.start - part.lead_in)
                 cut.advance(scored)
+                lead_in.lines = cut.reach
+                slices.fill()  # the next slices cut with the lead-in sized from it
                 merge.emit(scored)
     except KeyboardInterrupt:
         merge.interrupted = True
@@ -340,8 +410,59 @@ def evaluate_traces_in_workers(
     )
 
 
+class _InFlight:
+    """The slices, each with its future, in input order, with the number of its file.
+
+    :func:`~harness.parallel.executor.in_order`, but a slice is cut and submitted when the
+    parent asks (:meth:`fill`), after it took the slice before, so its lead-in is sized from
+    all the slices taken; and while a cut file's first slice is out, only ``workers`` are (the
+    later ones wait for the lead-in it sizes).
+    """
+
+    def __init__(
+        self,
+        session: Session[FileSlice, SliceOutput],
+        parts: Iterator[FileSlice],
+        workers: int,
+        files: int = -1,
+    ) -> None:
+        """``files``: the position in the input of the file ``parts`` go on with (-1: they
+        begin with a file's first slice)."""
+        self._session, self._parts, self._workers = session, parts, workers
+        self._pending: deque[tuple[int, FileSlice, Future[SliceOutput]]] = deque()
+        self._files = files  # the file of the last slice cut (its position in the input)
+        self._probing = 0  # cut files' first slices in flight
+
+    def fill(self) -> None:
+        """Submit slices up to the limit."""
+        pending = self._pending
+        while len(pending) < (self._workers if self._probing else 2 * self._workers):
+            part = next(self._parts, None)
+            if part is None:
+                return
+            if not part.start:
+                self._files += 1
+                self._probing += part.line_count is not None
+            pending.append((self._files, part, self._session.submit(part)))
+
+    def __iter__(self) -> Iterator[tuple[int, FileSlice, Future[SliceOutput]]]:
+        self.fill()
+        pending = self._pending
+        while pending:
+            number, part, future = pending.popleft()
+            if not part.start and part.line_count is not None:
+                self._probing -= 1
+            yield number, part, future
+            self.fill()
+
+
+_ROOTLESS = 100
+"""Open traces above which a file where more stay open than complete is read as one process."""
+
+
 class _Cut:
-    """What one process reading a file would know where the current slice starts."""
+    """What one process reading a file would know where the current slice starts, and what
+    cutting it has cost so far."""
 
     def __init__(self) -> None:
         self.open: dict[str, int] = {}
@@ -351,6 +472,13 @@ class _Cut:
         self.lines: list[int] = []
         self.offsets: list[int] = []
         """The first line and the byte offset of each slice so far."""
+        self.spread = 0
+        """The most lines from a trace's first span to its root so far."""
+        self.end = 1
+        """The line after the slices so far."""
+        self.completed = 0
+        self.rescored = 0
+        """Slices scored again (:meth:`missed`)."""
 
     def missed(self, output: SliceOutput) -> bool | None:
         """None when the slice read its traces as one process; else True when a trace it
@@ -358,24 +486,45 @@ class _Cut:
         if output.interrupted:
             return None  # (what it scored is reported as it is)
         part, opened, complete = output.part, self.open, self.complete.lines
-        for trace_id, first, _ in output.ledger:
+        final = part.line_count is None
+        for trace_id, first, line in output.ledger:
             began = opened.get(trace_id)
             if began is not None:
-                if began != first:
-                    return True  # its first spans are before the lead-in
+                # a trace it completes (or, the last slice, reports open) whose first spans
+                # are before its lead-in; one it leaves open is not its to report
+                if began != first and (line or final):
+                    return bool(line)
             elif trace_id in complete or first < part.first_line:
                 return False  # spans after its root: one process reports them
-        if part.line_count is None and opened:  # the last slice reports the open traces
+        if final and opened:  # the last slice reports the open traces
             ids = {trace_id for trace_id, _, _ in output.ledger}
             if not ids.issuperset(opened):
                 return False
         return None
 
-    def again(self, part: FileSlice) -> FileSlice:
-        """``part`` with a lead-in from the first span of every trace open at its start,
+    def hopeless(self, part: FileSlice, lead_in: LeadIn) -> bool:
+        """Would cutting the rest of the file at ``part`` cost more than it saves?
+
+        When more traces stay open than complete (their roots live elsewhere), the last slice
+        would read them all again; when a third of the slices had to be scored again, or the
+        lead-in the spread asks for reaches half a slice, every slice is read nearly twice.
+        """
+        if len(self.open) > max(_ROOTLESS, self.completed):
+            return True
+        if self.rescored >= 2 and 3 * self.rescored > len(self.lines):
+            return True
+        return not lead_in.fits(part.start, part.first_line)
+
+    def again(self, part: FileSlice, output: SliceOutput | None = None) -> FileSlice:
+        """``part`` with a lead-in from the first span of the traces open at its start that it
+        needs (those ``output``, its first scoring, completed; all when it is the file's last),
         reading only theirs, and the traces complete before it."""
         complete = tuple(self.complete.lines.items())
-        begins = min(self.open.values(), default=part.first_line)
+        needed = self.open
+        if output is not None and part.line_count is not None:
+            completes = {trace_id for trace_id, _, line in output.ledger if line}
+            needed = {key: line for key, line in needed.items() if key in completes}
+        begins = min(needed.values(), default=part.first_line)
         if begins >= part.first_line:
             return dataclasses.replace(part, lead_in=None, lead_ids=None, complete=complete)
         index = bisect.bisect_right(self.lines, begins) - 1  # the slice it began in
@@ -383,7 +532,7 @@ class _Cut:
             part,
             lead_in=self.offsets[index],
             lead_in_line=self.lines[index],
-            lead_ids=frozenset(self.open),
+            lead_ids=frozenset(needed),
             complete=complete,
         )
 
@@ -392,12 +541,25 @@ class _Cut:
         opened, complete = self.open, self.complete
         for trace_id, first, line in output.ledger:
             if line:
-                opened.pop(trace_id, None)
+                began = opened.pop(trace_id, first)
                 complete.add(trace_id, line)
+                self.completed += 1
+                self.spread = max(self.spread, line - began)
             else:
                 opened.setdefault(trace_id, first)
         self.lines.append(output.part.first_line)
         self.offsets.append(output.part.start)
+        self.end = output.part.first_line + (output.part.line_count or 0)
+
+    @property
+    def reach(self) -> int | None:
+        """The lines a lead-in should cover (:attr:`LeadIn.lines`): the longest trace so far;
+        before any completed, twice the age of the oldest one open (None: no trace yet)."""
+        if self.completed:
+            return self.spread
+        if self.open:
+            return 2 * (self.end - min(self.open.values()))
+        return None
 
 
 class _Merge:

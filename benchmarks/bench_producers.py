@@ -43,7 +43,7 @@ import sys
 import tempfile
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,43 +130,12 @@ CHILD_EVAL = (
 )
 CHILD_SEED = (
     "import json, sys\nfrom pathlib import Path\n"
-    "from benchmarks.bench_producers import SETUPS\n"
     "from tests.support.producer_run import run_all\n"
-    "document = run_all(sys.argv[1], Path(sys.argv[2]), SETUPS.get(sys.argv[1]))\n"
+    "document = run_all(sys.argv[1], Path(sys.argv[2]))\n"
     "sys.stdout.write(json.dumps(document, default=str) + '\\n')\n"
 )
 TIMING_KEYS = frozenset({"started_at", "duration", "summary"})
 """The JSON report's top-level fields that time the run (``summary`` ends "in 0.04s")."""
-
-
-def langgraph_openinference(provider: Any, url: str) -> Callable[[str, str], Any]:
-    """LangChain v1's ``create_agent`` (a LangGraph graph) on ``ChatOpenAI`` against the
-    stand-in, instrumented by OpenInference: the cases' tools, as LangChain's docs write one."""
-    from langchain.agents import create_agent
-    from langchain_core.tools import tool
-    from langchain_openai import ChatOpenAI
-    from openinference.instrumentation.langchain import LangChainInstrumentor
-
-    from tests.support.openai_server import API_KEY
-    from tests.support.producer_cases import TOOLS
-    from tests.support.producer_frameworks import AGENT, INSTRUCTIONS
-
-    LangChainInstrumentor().instrument(tracer_provider=provider)
-    tools = [tool(fn) for fn in TOOLS.values()]
-
-    def run(prompt: str, model: str) -> Any:
-        llm = ChatOpenAI(model=model, base_url=url, api_key=API_KEY, max_retries=0)  # type: ignore[arg-type]
-        agent = create_agent(llm, tools, system_prompt=INSTRUCTIONS, name=AGENT)
-        state = agent.invoke({"messages": [{"role": "user", "content": prompt}]})
-        return state["messages"][-1].content
-
-    return run
-
-
-SETUPS: dict[str, Callable[[Any, str], Callable[[str, str], Any]]] = {
-    LANGGRAPH: langgraph_openinference
-}
-"""Producers defined here rather than in tests/support/producer_frameworks.py."""
 
 
 # --- seeds ------------------------------------------------------------------------------------

@@ -21,7 +21,6 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from tests.support.openai_server import StandIn
 from tests.support.producer_cases import CASES, LEDGER, Case, reset
-from tests.support.producer_frameworks import PRODUCERS, Run
+from tests.support.producer_frameworks import PRODUCERS
 from tests.support.scripted_replies import Reply, call, reply
 from tracing.otel.tool_call_exporter import ToolCallSpanExporter
 from tracing.otel.trace_run import TraceRun, trace_run
@@ -69,16 +68,11 @@ def _replies(producer: str, case: Case) -> list[Reply]:
     return replies
 
 
-def run_all(
-    producer: str,
-    folder: Path,
-    setup: Callable[[TracerProvider, str], Run] | None = None,
-) -> dict[str, Any]:
+def run_all(producer: str, folder: Path) -> dict[str, Any]:
     """Run each case; return what ran and what was read (the module docstring's document).
 
     The spans stay in ``folder / "spans.jsonl"`` (one span a line, as ``SimpleSpanProcessor``
-    exports them); ``setup`` replaces ``PRODUCERS[producer]`` for a producer defined elsewhere
-    (benchmarks/bench_producers.py's LangGraph agent).
+    exports them).
     """
     resource = Resource.create({"service.name": f"producers-{producer}"})
     provider = TracerProvider(resource=resource)
@@ -89,7 +83,7 @@ def run_all(
     standin = StandIn().start()
     runs: list[dict[str, Any]] = []
     try:
-        agent_turn = (setup or PRODUCERS[producer])(provider, standin.url)
+        agent_turn = PRODUCERS[producer](provider, standin.url)
         for case in CASES.values():
             model = f"{producer}-{case.name}"
             standin.script(model, _replies(producer, case))

@@ -93,6 +93,7 @@ class TraceRun:
     )
     """Its chat spans (:func:`chat_spans`), None: not worked out."""
     _answer: tuple[Any, bool] | None = field(default=None, init=False, repr=False, compare=False)
+    _tool_names: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def output(self) -> Any:
@@ -121,8 +122,12 @@ class TraceRun:
 
     @property
     def tool_names(self) -> frozenset[str]:
-        """The names of the tools its calls named."""
-        return frozenset(call.name for call in self.calls)
+        """The names of the tools its calls named (worked out once)."""
+        names = self._tool_names
+        if names is None:
+            names = frozenset(call.name for call in self.calls)
+            object.__setattr__(self, "_tool_names", names)
+        return names
 
     @property
     def conversation(self) -> str | None:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from tracing.otel.trace_run import TraceRun
+    from tracing.records import ModelCall
 
 __all__ = ["EXACT_LIMIT", "PER_TOOL_ROWS", "Figure", "FigureRow", "TraceStats", "figure_rows"]
 
@@ -147,6 +148,11 @@ class TraceStats:
             if took is not None and took >= 0:
                 self.tool_latency.add(took)
                 _figure(self.tools, call.name).add(took)
+        if models:  # most traces of tool-calling apps without content: no model span
+            self._add_models(models)
+
+    def _add_models(self, models: Sequence[ModelCall]) -> None:
+        """Count one trace's model turns: tokens summed per trace, each turn's latency."""
         tokens = [0, 0, 0]
         reported = [False, False, False]
         for model in models:

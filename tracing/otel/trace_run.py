@@ -12,7 +12,8 @@ exporter's, an in-app span processor's), into the same record:
   times, in start order; None when the trace has no chat span;
 * ``output``: the final answer: the root's ``harness.output`` (what ``harness run`` scored),
   else smolagents' final-answer tool, else the last model reply that requested no tool, else an
-  agent span's ``gen_ai.output.messages`` (Google ADK's ``invoke_agent``);
+  agent span's ``gen_ai.output.messages`` (Google ADK's ``invoke_agent``); worked out when
+  first asked for (no rule or selector reads it);
 * ``duration`` (the root span's, in seconds), ``service`` (resource ``service.name``),
   ``agent`` (the outermost span naming an agent, else the root's agent name), ``root_name``,
   ``root_attributes``, ``resource``; ``not_captured`` (indices of calls recorded without their

@@ -433,7 +433,9 @@ def main() -> None:
     parser.add_argument("--per-line", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="10,000 and 20,000 traces")
     parser.add_argument(
-        "--only", choices=["layouts"], help="run only this part (the layouts: a quick A/B)"
+        "--only",
+        choices=["layouts", "policy"],
+        help="run only this part (the layouts, or the policy run: a quick A/B)",
     )
     parser.add_argument(
         "--baseline",
@@ -457,6 +459,9 @@ def main() -> None:
                 args.per_line,
                 args.baseline,
             )
+            return
+        if args.only == "policy":
+            policy_run(folder, 10_000 if args.quick else POLICY_TRACES, args.per_line)
             return
         imports, _, _ = peak_rss_mb(CHILD_BASELINE)
         print(f"imports only:                  peak RSS {imports:7.1f} MB")

@@ -192,7 +192,10 @@ class PolicyReport:
                 trajectory = Trajectory.from_trace_run(run)
             found = stats.policy.evaluate_trajectory(trajectory)
             for rule, result in zip(stats.rules, found, strict=True):
-                self._count(rule, result, run, source)
+                if result.passed and not result.error:  # most: counted, nothing kept
+                    rule.evaluated += 1
+                else:
+                    self._count(rule, result, run, source)
             results.extend(found)
         if not chosen:
             self.unselected += 1
@@ -203,6 +206,8 @@ class PolicyReport:
     def _count(
         self, rule: RuleStats, result: RuleResult, run: TraceRun, source: str | None
     ) -> None:
+        """Count a result that did not pass: a violation (kept as an example while there is
+        room), or no verdict."""
         if result.error:
             rule.unevaluable += 1
             return

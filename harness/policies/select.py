@@ -13,7 +13,7 @@ import fnmatch
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.values import ABSENT, match_value
@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from tracing.otel.trace_run import TraceRun
 
 __all__ = ["Selector"]
+
+
+DECIDED_LIMIT = 4096
+"""Keys whose verdict a :class:`Selector` keeps; past it, a new key is matched each time (a
+bound on memory, not on correctness)."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -50,6 +55,11 @@ class Selector:
     """(key, compiled pattern) pairs, on the root span's attributes, else the resource's."""
     uses_tool: tuple[str, ...] = ()
     """Globs: the trace calls a tool matching one of them."""
+    _decided: dict[tuple[Any, ...], bool] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Without ``attributes``, the verdict per (service, agent, root name, tool names):
+    production traces repeat a few such keys, so each is matched once."""
 
     @property
     def every_trace(self) -> bool:
@@ -58,6 +68,17 @@ class Selector:
 
     def selects(self, run: TraceRun) -> bool:
         """Does ``run`` show everything this selector asks for?"""
+        if self.attributes:  # values of any kind and size: matched for each trace
+            return self._selects(run)
+        key = (run.service, run.agent, run.root_name, run.tool_names if self.uses_tool else None)
+        found = self._decided.get(key)
+        if found is None:
+            found = self._selects(run)
+            if len(self._decided) < DECIDED_LIMIT:
+                self._decided[key] = found
+        return found
+
+    def _selects(self, run: TraceRun) -> bool:
         if self.service is not None and not glob_match(self.service, run.service):
             return False
         if self.agent is not None and not glob_match(self.agent, run.agent):

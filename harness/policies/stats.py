@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from tracing.otel.trace_run import TraceRun
+    from tracing.records import ModelCall
 
 __all__ = ["EXACT_LIMIT", "PER_TOOL_ROWS", "Figure", "FigureRow", "TraceStats", "figure_rows"]
 
@@ -30,39 +31,72 @@ QUANTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))
 
 
 @dataclass(slots=True)
+class _Sampled:
+    """A figure's count, sum and max over all its values, once it keeps only a sample."""
+
+    count: int
+    total: float
+    largest: float
+    random: random.Random = field(default_factory=lambda: random.Random(0))
+
+
+@dataclass(slots=True)
 class Figure:
-    """One figure: its values (up to :data:`EXACT_LIMIT`), count, sum and max of all."""
+    """One figure: its values (up to :data:`EXACT_LIMIT`), count, sum and max of all.
+
+    Adding a value appends it, nothing more: the count, sum and max are read from the values
+    when asked for, and kept apart only once the figure samples (past the limit).
+    """
 
     values: list[float] = field(default_factory=list)
-    count: int = 0
-    total: float = 0.0
-    largest: float = -math.inf
-    _random: random.Random | None = None
+    _sampled: _Sampled | None = None
+
+    @property
+    def count(self) -> int:
+        """How many values were added."""
+        return self._sampled.count if self._sampled is not None else len(self.values)
+
+    @property
+    def total(self) -> float:
+        """The sum of every value added."""
+        return self._sampled.total if self._sampled is not None else sum(self.values, 0.0)
+
+    @property
+    def largest(self) -> float:
+        """The largest value added (-inf before any)."""
+        if self._sampled is not None:
+            return self._sampled.largest
+        return max(self.values, default=-math.inf)
 
     def add(self, value: float) -> None:
         """Count one value."""
-        self.count += 1
-        self.total += value
-        if value > self.largest:
-            self.largest = value
-        if len(self.values) < EXACT_LIMIT:
+        if self._sampled is None and len(self.values) < EXACT_LIMIT:
             self.values.append(value)
             return
-        if self._random is None:
-            self._random = random.Random(0)
-        slot = self._random.randrange(self.count)  # algorithm R: keep it with p = limit/count
+        sampled = self._sampling()
+        sampled.count += 1
+        sampled.total += value
+        if value > sampled.largest:
+            sampled.largest = value
+        slot = sampled.random.randrange(sampled.count)  # algorithm R: keep it w. p. limit/count
         if slot < EXACT_LIMIT:
             self.values[slot] = value
 
+    def _sampling(self) -> _Sampled:
+        """The figures over all values, kept apart from now on (the values become a sample)."""
+        if self._sampled is None:
+            self._sampled = _Sampled(self.count, self.total, self.largest)
+        return self._sampled
+
     def merge(self, other: Figure) -> None:
         """Count ``other``'s values too."""
-        count, total, largest = self.count, self.total, self.largest
+        count, total = self.count + other.count, self.total + other.total
+        largest = max(self.largest, other.largest)
         for value in other.values:
             self.add(value)
-        # the sums and the max are exact whatever was sampled
-        self.count = count + other.count
-        self.total = total + other.total
-        self.largest = max(largest, other.largest)
+        if count > len(self.values):  # sampled, here or in ``other``: the sums and the max
+            sampled = self._sampling()  # are exact whatever was sampled
+            sampled.count, sampled.total, sampled.largest = count, total, largest
 
     def to_json(self, scale: float = 1.0) -> dict[str, Any]:
         """count, mean, p50/p95/p99, max (values times ``scale``), and whether exact."""
@@ -114,6 +148,11 @@ class TraceStats:
             if took is not None and took >= 0:
                 self.tool_latency.add(took)
                 _figure(self.tools, call.name).add(took)
+        if models:  # most traces of tool-calling apps without content: no model span
+            self._add_models(models)
+
+    def _add_models(self, models: Sequence[ModelCall]) -> None:
+        """Count one trace's model turns: tokens summed per trace, each turn's latency."""
         tokens = [0, 0, 0]
         reported = [False, False, False]
         for model in models:

@@ -51,7 +51,8 @@ class Trajectory:
     duration: float | None = None
     """Seconds, the run's or the trace's root span's; None: not known."""
     output: Any = None
-    """The final answer."""
+    """The final answer (a sample's; no rule reads it, so a read trace's is left to
+    :attr:`~tracing.otel.trace_run.TraceRun.output`, worked out only when asked for)."""
     not_captured: frozenset[int] = frozenset()
     """Indices of calls recorded without content: their arguments and result are unknown."""
     earlier_results: Callable[[], Sequence[str]] | None = None
@@ -93,13 +94,12 @@ class Trajectory:
     @classmethod
     def from_trace_run(cls, run: TraceRun) -> Trajectory:
         """The trajectory of a read trace (:func:`tracing.otel.trace_run.trace_run`): its calls,
-        the user messages its model calls received, its model turns, root duration and answer."""
+        the user messages its model calls received, its model turns and root duration."""
         return cls(
             calls=run.calls,
             user_inputs=run.user_inputs,
             model_calls=run.model_calls,
             duration=run.duration,
-            output=run.output,
             not_captured=run.not_captured,
             earlier_results=run.earlier_results,
         )

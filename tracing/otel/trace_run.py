@@ -12,7 +12,8 @@ exporter's, an in-app span processor's), into the same record:
   times, in start order; None when the trace has no chat span;
 * ``output``: the final answer: the root's ``harness.output`` (what ``harness run`` scored),
   else smolagents' final-answer tool, else the last model reply that requested no tool, else an
-  agent span's ``gen_ai.output.messages`` (Google ADK's ``invoke_agent``);
+  agent span's ``gen_ai.output.messages`` (Google ADK's ``invoke_agent``); worked out when
+  first asked for (no rule or selector reads it);
 * ``duration`` (the root span's, in seconds), ``service`` (resource ``service.name``),
   ``agent`` (the outermost span naming an agent, else the root's agent name), ``root_name``,
   ``root_attributes``, ``resource``; ``not_captured`` (indices of calls recorded without their
@@ -72,8 +73,6 @@ class TraceRun:
     calls: tuple[ToolCall, ...]
     user_inputs: tuple[str, ...] | None = None
     model_calls: tuple[ModelCall, ...] | None = None
-    output: Any = None
-    output_captured: bool = False
     duration: float | None = None
     started_at: int | None = None
     ended_at: int | None = None
@@ -86,11 +85,50 @@ class TraceRun:
     unread: Mapping[str, int] = field(default_factory=dict)
     spans: Sequence[SpanView] = field(default=(), repr=False, compare=False)
     """The spans it was read from (root included), for what is read on demand."""
+    root: SpanView | None = field(default=None, repr=False, compare=False)
+    """Its root span (the last of ``spans``), None when it was read without its root."""
+    kinds: Sequence[CallSpanKind | None] | None = field(default=None, repr=False, compare=False)
+    """:func:`~tracing.otel.conventions.classify` of each of ``spans`` (None: not known)."""
+    chats: Sequence[tuple[SpanView, Convention]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    """Its chat spans (:func:`chat_spans`), None: not worked out."""
+    _answer: tuple[Any, bool] | None = field(default=None, init=False, repr=False, compare=False)
+    _tool_names: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def output(self) -> Any:
+        """The final answer (module docstring), read on demand: no rule and no selector looks
+        at it, and looking for it cost a tenth of reading a run (:func:`read_run`)."""
+        return self._read_answer()[0]
+
+    @property
+    def output_captured(self) -> bool:
+        """Whether the trace carries a final answer (read on demand, as :attr:`output`)."""
+        return self._read_answer()[1]
+
+    def _read_answer(self) -> tuple[Any, bool]:
+        answer = self._answer
+        if answer is None:
+            kinds = self._kinds()
+            chats = self.chats if self.chats is not None else chat_spans(self.spans, kinds)
+            answer = _output(self.root, self.spans, kinds, chats)
+            object.__setattr__(self, "_answer", answer)
+        return answer
+
+    def _kinds(self) -> Sequence[CallSpanKind | None]:
+        if self.kinds is not None:
+            return self.kinds
+        return [classify(span.attributes) for span in self.spans]
 
     @property
     def tool_names(self) -> frozenset[str]:
-        """The names of the tools its calls named."""
-        return frozenset(call.name for call in self.calls)
+        """The names of the tools its calls named (worked out once)."""
+        names = self._tool_names
+        if names is None:
+            names = frozenset(call.name for call in self.calls)
+            object.__setattr__(self, "_tool_names", names)
+        return names
 
     @property
     def conversation(self) -> str | None:
@@ -103,7 +141,7 @@ class TraceRun:
         """The tool results of earlier requests of its conversation, as its first model call
         received them: the history the app sent (tool messages answering calls of no span of
         this trace). Read on demand: only ``grounded`` asks."""
-        chats = chat_spans(self.spans, [classify(span.attributes) for span in self.spans])
+        chats = self.chats if self.chats is not None else chat_spans(self.spans, self._kinds())
         if not chats:
             return ()
         own = {call.id for call in self.calls if call.id}
@@ -147,7 +185,6 @@ def read_run(
     read, unread = read_calls(every, every_kinds, parents)
     found = tuple(read if calls is None else calls)
     chats = chat_spans(every, every_kinds)
-    output, captured = _output(root, every, every_kinds, chats)
     resource = resource or _EMPTY
     service = resource.get(SERVICE_NAME)
     return TraceRun(
@@ -155,8 +192,6 @@ def read_run(
         calls=found,
         user_inputs=_user_inputs(chats),
         model_calls=model_calls_of(chats),
-        output=output,
-        output_captured=captured,
         duration=(root.end_ns - root.start_ns) / 1e9
         if root is not None and root.end_ns and root.start_ns
         else None,
@@ -168,6 +203,9 @@ def read_run(
         root_attributes=root.attributes if root is not None else _EMPTY,
         resource=resource,
         spans=every,
+        root=root,
+        kinds=every_kinds,
+        chats=chats,
         not_captured=_not_captured(found, every, every_kinds),
         unread=unread,
     )

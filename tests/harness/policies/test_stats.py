@@ -60,3 +60,21 @@ def test_past_the_limit_a_uniform_sample_keeps_memory_bounded(
     # a uniform sample of 1,000 puts the median within a few percent of the truth
     assert data["p50"] == pytest.approx(50_000, rel=0.1)
     assert data["p95"] == pytest.approx(95_000, rel=0.05)
+
+
+@pytest.mark.parametrize(("first", "second"), [(800, 800), (0, 3000), (3000, 0), (1000, 1)])
+def test_merging_past_the_limit_keeps_the_sums_and_max_of_all(
+    monkeypatch: pytest.MonkeyPatch, first: int, second: int
+) -> None:
+    monkeypatch.setattr(stats_module, "EXACT_LIMIT", 1000)
+    left, right = Figure(), Figure()
+    for value in range(first):
+        left.add(float(value))
+    for value in range(first, first + second):
+        right.add(float(value))
+    left.merge(right)
+    data = left.to_json()
+    every = first + second
+    assert len(left.values) == min(every, 1000) and data["count"] == every
+    assert data["max"] == every - 1 and data["mean"] == pytest.approx((every - 1) / 2)
+    assert data.get("exact", True) is (every <= 1000)

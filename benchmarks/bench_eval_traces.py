@@ -59,6 +59,11 @@ scenarios:
       order: strict
 """
 
+CHILD_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+"""The timed children's environment: their imports read from cached bytecode, as a pip-installed
+package's are (where PYTHONDONTWRITEBYTECODE is set, as on the development machines, each
+command compiled the modules it imports lazily inside the timed run)."""
+
 # VmHWM, not ru_maxrss: after fork + exec, Linux carries the parent's RSS into the child's
 # ru_maxrss, so a child of a big parent would report the parent's size; VmHWM is the new
 # process's own high-water mark.
@@ -372,7 +377,11 @@ def _policy_child(tree: Path, code: str, *args: str) -> tuple[float, float]:
     """Run ``code`` in a fresh interpreter importing the code of ``tree`` (its working
     directory comes first on ``sys.path``); (its peak RSS in MB, the seconds it reports)."""
     proc = subprocess.run(
-        [sys.executable, "-c", code + _PEAK, *args], capture_output=True, text=True, cwd=tree
+        [sys.executable, "-c", code + _PEAK, *args],
+        capture_output=True,
+        text=True,
+        cwd=tree,
+        env=CHILD_ENV,
     )
     if proc.returncode != 0:
         raise SystemExit(f"child failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
@@ -398,6 +407,7 @@ def peak_rss_mb(code: str, *args: str, tree: Path | None = None) -> tuple[float,
         capture_output=True,
         text=True,
         cwd=tree or Path(__file__).resolve().parents[1],
+        env=CHILD_ENV,
     )
     seconds = time.perf_counter() - start
     if proc.returncode != 0:

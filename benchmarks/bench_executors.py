@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_eval_traces import SUITE, write_file  # the same traces and suite
+from bench_eval_traces import CHILD_ENV, SUITE, write_file  # the same traces and suite
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,6 +67,7 @@ def _run(path: Path, suite: Path, report: Path, extra: list[str]) -> tuple[float
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env=CHILD_ENV,
         timeout=1800,
         check=False,
     )

@@ -383,6 +383,7 @@ def child(code: str, *args: str, tree: Path = ROOT) -> Measure:
         capture_output=True,
         text=True,
         cwd=tree,
+        env={key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"},
         check=False,
     )
     lines = proc.stdout.strip().splitlines()

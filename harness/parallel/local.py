@@ -296,8 +296,14 @@ def stops_forwarded(then: Handler | None = None) -> Iterator[None]:
         return
     received: list[int] = []
     previous: dict[int, Any] = {}
+    owner = os.getpid()
 
     def forward(signum: int, frame: Any) -> None:
+        if os.getpid() != owner:
+            # a worker forked a moment ago, before its initializer set its own handler: the
+            # pool stopping a broken pool's workers must end it (it holds no work yet); going
+            # on, it could wait for ever on a queue lock a killed sibling held
+            os._exit(128 + signum)
         received.append(signum)
         for child in multiprocessing.active_children():
             if child.pid is not None:

@@ -584,7 +584,9 @@ def test_the_golden_reports_come_out_of_many_slices_unchanged(
         assert text == (GOLDEN / golden).read_text(encoding="utf-8")
 
 
-def test_a_stop_signal_ends_the_workers_and_reports_what_was_scored(tmp_path: Path) -> None:
+def test_a_stop_signal_ends_the_workers_and_reports_what_was_scored(
+    tmp_path: Path, ctrl_c_raises: None
+) -> None:
     """Ctrl-C in the parent while slices are in flight: the workers are stopped with it, and
     the results passed on so far are the run's, marked interrupted."""
     _, suite = _suite(tmp_path)

@@ -135,6 +135,7 @@ def _wait_for_term(shard: str, channel: Channel) -> int:
 
 def test_a_stop_signal_reaches_each_worker_once_then_does_what_it_did_before(
     tmp_path: Path,
+    ctrl_c_raises: None,
 ) -> None:
     session = LocalPool(2).open(_wait_for_term)
     futures = [session.submit(str(tmp_path)) for _ in range(2)]

@@ -2,9 +2,8 @@
 
 :class:`DaskExecutor` implements the executor interface (:mod:`harness.parallel.executor`) over
 a ``distributed.Client``: each shard is one task ``job(shard, channel)``, and each task's Dask
-future is relayed to a standard :class:`concurrent.futures.Future`, so
-:func:`~harness.parallel.executor.in_order` and the eval-traces merge
-(:mod:`harness.parallel.traces`) are the same code as for the local pool.
+future is relayed to a standard :class:`concurrent.futures.Future`, so the eval-traces
+slicing and merge (:mod:`harness.parallel.traces`) are the same code as for the local pool.
 
 What a cluster does differently from the forked pool:
 
